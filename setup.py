@@ -1,0 +1,29 @@
+from setuptools import find_packages, setup
+
+with open("README.md", encoding="utf-8") as f:
+    long_description = f.read()
+
+setup(
+    name="skpate",
+    version="0.1.0",
+    description="PATE (Private Aggregation of Teacher Ensembles) for scikit-learn",
+    long_description=long_description,
+    long_description_content_type="text/markdown",
+    license="BSD-3-Clause",
+    python_requires=">=3.10",
+    packages=find_packages(include=["skpate", "skpate.*"]),
+    package_data={"skpate.datasets": ["data/*.gz", "data/*.md"]},
+    install_requires=[
+        "numpy>=1.23",
+        "scipy>=1.10",
+        "scikit-learn>=1.6",
+        "joblib>=1.2",
+        "pandas>=1.5",
+    ],
+    extras_require={
+        # torch is not pinned here: on CPU machines install the CPU build first
+        # (see README), or pip pulls a multi-GB CUDA build.
+        "nets": ["torch>=2.0", "skorch>=1.0"],
+        "tests": ["pytest>=7"],
+    },
+)

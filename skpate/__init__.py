@@ -1,0 +1,26 @@
+"""skpate: PATE (Private Aggregation of Teacher Ensembles) for scikit-learn."""
+
+from .aggregators import (
+    NZC,
+    ConfidentGNMax,
+    GNMax,
+    InteractiveGNMax,
+    LNMax,
+    Plurality,
+    PrivacyLeakWarning,
+)
+from .privacy import PrivacyReport, analyze
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "NZC",
+    "ConfidentGNMax",
+    "GNMax",
+    "InteractiveGNMax",
+    "LNMax",
+    "Plurality",
+    "PrivacyLeakWarning",
+    "PrivacyReport",
+    "analyze",
+]

@@ -1,0 +1,506 @@
+"""Noisy aggregators of teacher votes, each with its Renyi-DP cost.
+
+An aggregator turns a vote histogram ``votes`` of shape ``(n_queries,
+n_classes)`` (``votes[i, j]`` = number of teachers voting class ``j`` on query
+``i``) into labels, ``-1`` where it declines to answer, and knows what that
+cost in RDP (see :mod:`skpate.privacy`). Aggregators are scikit-learn
+``BaseEstimator`` objects so that ``GridSearchCV`` reaches their parameters
+through ``PATEClassifier(aggregator=...)`` as ``aggregator__sigma``.
+
+Noise is drawn from a ``numpy.random.Generator``: ``random_state=None`` means
+fresh OS entropy at every call, an int gives reproducible noise.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from .privacy import bounds
+from .privacy.rdp import check_orders
+
+__all__ = [
+    "PrivacyLeakWarning",
+    "Plurality",
+    "LNMax",
+    "GNMax",
+    "ConfidentGNMax",
+    "InteractiveGNMax",
+    "NZC",
+    "check_votes",
+    "check_generator",
+]
+
+
+class PrivacyLeakWarning(UserWarning):
+    """A computation whose differential-privacy guarantee is void or weak.
+
+    Raised, for instance, by :class:`NZC` when its constant dominates the
+    noise: the released label is then the deterministic plurality.
+    """
+
+
+# ---------------------------------------------------------------- validation
+
+
+def check_generator(random_state):
+    """Turn ``random_state`` into a ``numpy.random.Generator``.
+
+    ``None``: fresh OS entropy; int: seeded; ``Generator``: used as is;
+    legacy ``RandomState``: seeds a new ``Generator`` from it (so that the
+    estimator's sklearn-style ``random_state`` works here too).
+    """
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.integer)):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**32 - 1, size=4))
+    raise ValueError(f"random_state must be None, an int, a numpy Generator or RandomState, got {random_state!r}.")
+
+
+def check_votes(votes):
+    """Validate a vote histogram; return it as an int64 array.
+
+    Raises ``ValueError`` unless ``votes`` is a 2-d array of finite,
+    non-negative integers, with at least one query and two classes, whose rows
+    all sum to the same number of teachers.
+    """
+    arr = np.asarray(votes)
+    if arr.ndim != 2:
+        raise ValueError(f"votes must be a 2-d array (n_queries, n_classes), got shape {arr.shape}.")
+    if arr.shape[0] == 0:
+        raise ValueError("votes must hold at least one query (row); got 0 rows.")
+    if arr.shape[1] < 2:
+        raise ValueError(f"votes must have at least 2 classes (columns), got {arr.shape[1]}.")
+    if arr.dtype.kind not in "iub":
+        if arr.dtype.kind != "f":
+            raise ValueError(f"votes must hold integer counts, got dtype {arr.dtype}.")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("votes must be finite counts; found NaN or inf.")
+        if not np.all(arr == np.round(arr)):
+            raise ValueError("votes must be integer counts of teachers; found non-integer values.")
+    arr = arr.astype(np.int64)
+    if np.any(arr < 0):
+        raise ValueError("votes must be non-negative counts; found a negative value.")
+    sums = arr.sum(axis=1)
+    if np.any(sums != sums[0]):
+        raise ValueError(
+            "every row of votes must sum to the same number of teachers (each teacher votes once per query); "
+            f"row sums range from {sums.min()} to {sums.max()}."
+        )
+    if sums[0] == 0:
+        raise ValueError("votes rows sum to 0: no teacher voted.")
+    return arr
+
+
+def _check_positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite float > 0, got {value!r}.")
+    return float(value)
+
+
+def _check_answered(answered, n_queries, required, name):
+    if answered is None:
+        if required:
+            raise ValueError(
+                f"{name} answers only some queries: pass answered, the boolean mask of the queries the teachers "
+                "answered (from aggregate(..., return_answered=True); for ConfidentGNMax labels != -1)."
+            )
+        return np.ones(n_queries, dtype=bool)
+    arr = np.asarray(answered)
+    if arr.shape != (n_queries,):
+        raise ValueError(f"answered must have shape (n_queries,) = ({n_queries},), got {arr.shape}.")
+    if arr.dtype != bool:
+        raise ValueError(f"answered must be a boolean mask, got dtype {arr.dtype}.")
+    if not required and not np.all(arr):
+        raise ValueError(
+            f"{name} answers every query, but answered has False entries; drop the queries that were never "
+            "asked from votes instead."
+        )
+    return arr
+
+
+def _check_student_proba(student_proba, votes, name):
+    if student_proba is None:
+        raise ValueError(f"{name} needs student_proba, the student's class probabilities on the queries.")
+    proba = np.asarray(student_proba, dtype=float)
+    if proba.shape != votes.shape:
+        raise ValueError(f"student_proba must have the shape of votes {votes.shape}, got {proba.shape}.")
+    if not np.all(np.isfinite(proba)) or np.any(proba < 0):
+        raise ValueError("student_proba must hold finite, non-negative probabilities.")
+    if not np.allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-6):
+        raise ValueError("every row of student_proba must sum to 1 (it is a probability distribution over classes).")
+    return proba
+
+
+# -------------------------------------------------------------- base class
+
+
+class _Aggregator(BaseEstimator):
+    """Shared API: validation, aggregation, privacy cost."""
+
+    #: Whether the aggregator may decline to answer (needs ``answered``).
+    _answers_selectively = False
+    #: Whether aggregation needs the student's probabilities.
+    _needs_student = False
+    #: False only for the non-private baseline.
+    is_private = True
+
+    def _validate(self, n_teachers):
+        """Check parameters against the number of teachers; raise ValueError."""
+
+    def aggregate(self, votes, random_state=None, student_proba=None, return_answered=False):
+        """Aggregate teacher votes into labels.
+
+        Parameters
+        ----------
+        votes : array-like of int, shape (n_queries, n_classes)
+            Vote histograms; every row sums to the number of teachers.
+        random_state : None, int, numpy.random.Generator or RandomState
+            Source of the noise. ``None`` draws fresh OS entropy.
+        student_proba : array-like of shape (n_queries, n_classes), optional
+            The student's class probabilities (only :class:`InteractiveGNMax`).
+        return_answered : bool, default=False
+            Also return the mask of queries answered *by the teachers* (the
+            queries whose answer step is paid for).
+
+        Returns
+        -------
+        labels : ndarray of int, shape (n_queries,)
+            Class indices (columns of ``votes``), ``-1`` where no answer.
+        answered : ndarray of bool, shape (n_queries,)
+            Only if ``return_answered``.
+        """
+        votes = check_votes(votes)
+        self._validate(int(votes[0].sum()))
+        proba = _check_student_proba(student_proba, votes, type(self).__name__) if self._needs_student else None
+        labels, answered = self._aggregate(votes, check_generator(random_state), proba)
+        return (labels, answered) if return_answered else labels
+
+    def privacy_cost(self, votes, answered=None, orders=None, data_dependent=True, student_proba=None):
+        """Per-query Renyi-DP cost of aggregating ``votes``.
+
+        Parameters
+        ----------
+        votes : array-like of int, shape (n_queries, n_classes)
+        answered : array-like of bool, shape (n_queries,), optional
+            Queries the teachers answered. Required by the threshold
+            aggregators, which pay the check on every query and the answer
+            step only on answered ones.
+        orders : array-like of float > 1, optional
+            RDP orders; default :data:`skpate.privacy.DEFAULT_ORDERS`.
+        data_dependent : bool, default=True
+            ``True``: the papers' data-dependent bound (depends on the private
+            votes: not safe to publish as is). ``False``: the data-independent
+            bound (a function of the parameters and of released outputs only).
+        student_proba : array-like of shape (n_queries, n_classes), optional
+            Only :class:`InteractiveGNMax`.
+
+        Returns
+        -------
+        rdp : ndarray of shape (n_queries, n_orders)
+            Non-negative, non-decreasing in the order; sum over queries to compose.
+        """
+        votes = check_votes(votes)
+        self._validate(int(votes[0].sum()))
+        orders = check_orders(orders)
+        answered = _check_answered(answered, votes.shape[0], self._answers_selectively, type(self).__name__)
+        proba = _check_student_proba(student_proba, votes, type(self).__name__) if self._needs_student else None
+        return self._cost(votes, answered, orders, bool(data_dependent), proba)
+
+    def _independent(self, per_query, n_queries):
+        return np.broadcast_to(per_query[None, :], (n_queries, per_query.size)).copy()
+
+
+def _noisy_argmax(values, noise):
+    return np.argmax(values + noise, axis=1)
+
+
+# --------------------------------------------------------------- mechanisms
+
+
+class Plurality(_Aggregator):
+    """The non-private baseline: the teachers' plurality vote, no noise.
+
+    Ties go to the lowest class index. One teacher can change the answer with
+    probability 1, so its privacy cost is infinite: use it only to measure
+    what noise costs in accuracy.
+    """
+
+    is_private = False
+
+    def _aggregate(self, votes, rng, proba):
+        return np.argmax(votes, axis=1), np.ones(votes.shape[0], dtype=bool)
+
+    def _cost(self, votes, answered, orders, data_dependent, proba):
+        return np.full((votes.shape[0], orders.size), np.inf)
+
+
+class LNMax(_Aggregator):
+    """Laplace noisy max, PATE 2017: ``argmax_j (v_j + Lap(scale))``.
+
+    Parameters
+    ----------
+    scale : float, default=20.0
+        Laplace scale ``b``, the papers' ``1 / gamma`` (PATE 2017 used
+        ``gamma = 0.05``, i.e. ``scale = 20``, on MNIST and Adult).
+
+    Notes
+    -----
+    Each query is ``2 / scale``-DP (PATE 2017, Thm. 3). RDP per query:
+    data-independent ``min(eps0, lam eps0^2 / 2)``; data-dependent PATE 2017
+    Thm. 3 with the Laplace ``q`` bound, whichever is smaller.
+    """
+
+    def __init__(self, scale=20.0):
+        self.scale = scale
+
+    def _validate(self, n_teachers):
+        _check_positive("scale", self.scale)
+
+    def _aggregate(self, votes, rng, proba):
+        noise = rng.laplace(0.0, self.scale, size=votes.shape)
+        return _noisy_argmax(votes, noise), np.ones(votes.shape[0], dtype=bool)
+
+    def _cost(self, votes, answered, orders, data_dependent, proba):
+        eps0 = 2.0 / self.scale
+        if not data_dependent:
+            return self._independent(bounds.rdp_pure_dp(eps0, orders), votes.shape[0])
+        logq = bounds.logq_laplace(votes, self.scale)
+        return bounds.rdp_pure_dp_data_dependent(logq, eps0, orders)
+
+
+class GNMax(_Aggregator):
+    """Gaussian noisy max, PATE 2018: ``argmax_j (v_j + N(0, sigma^2))``.
+
+    Parameters
+    ----------
+    sigma : float, default=40.0
+        Standard deviation of the noise added to every vote count.
+
+    Notes
+    -----
+    RDP per query: data-independent ``lam / sigma^2`` (L2 sensitivity
+    ``sqrt(2)``); data-dependent PATE 2018 Thm. 6 with Prop. 7's ``q``.
+    """
+
+    def __init__(self, sigma=40.0):
+        self.sigma = sigma
+
+    def _validate(self, n_teachers):
+        _check_positive("sigma", self.sigma)
+
+    def _aggregate(self, votes, rng, proba):
+        noise = rng.normal(0.0, self.sigma, size=votes.shape)
+        return _noisy_argmax(votes, noise), np.ones(votes.shape[0], dtype=bool)
+
+    def _cost(self, votes, answered, orders, data_dependent, proba):
+        if not data_dependent:
+            return self._independent(bounds.rdp_gaussian(self.sigma, orders), votes.shape[0])
+        return bounds.rdp_gaussian_data_dependent(bounds.logq_gaussian(votes, self.sigma), self.sigma, orders)
+
+
+class _ThresholdGNMax(_Aggregator):
+    """Noisy threshold check, then GNMax on the queries that pass it."""
+
+    _answers_selectively = True
+
+    def _validate(self, n_teachers):
+        threshold = self.threshold
+        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not np.isfinite(threshold):
+            raise ValueError(f"threshold must be a number in (0, n_teachers], got {threshold!r}.")
+        if not 0 < threshold <= n_teachers:
+            raise ValueError(
+                f"threshold must be in (0, n_teachers] = (0, {n_teachers}], got {threshold!r}: "
+                "a threshold above the number of teachers almost never answers."
+            )
+        _check_positive("sigma_threshold", self.sigma_threshold)
+        _check_positive("sigma", self.sigma)
+
+    def _checked_count(self, votes, proba):
+        """The count compared with the threshold (sensitivity 1)."""
+        raise NotImplementedError
+
+    def _passes(self, votes, rng, proba):
+        count = self._checked_count(votes, proba)
+        return count + rng.normal(0.0, self.sigma_threshold, size=count.shape) >= self.threshold
+
+    def _cost(self, votes, answered, orders, data_dependent, proba):
+        sigma1, sigma2 = self.sigma_threshold, self.sigma
+        if data_dependent:
+            logq_check = bounds.logq_threshold(self._checked_count(votes, proba), self.threshold, sigma1)
+            check = bounds.rdp_threshold_data_dependent(logq_check, sigma1, orders)
+            answer = bounds.rdp_gaussian_data_dependent(bounds.logq_gaussian(votes, sigma2), sigma2, orders)
+        else:
+            n = votes.shape[0]
+            check = self._independent(bounds.rdp_gaussian(sigma1, orders, sensitivity=np.sqrt(0.5)), n)
+            answer = self._independent(bounds.rdp_gaussian(sigma2, orders), n)
+        # Adaptive composition: the answered mask is the released outcome of
+        # the check, so the answer step is paid only where it ran.
+        return check + np.where(answered[:, None], answer, 0.0)
+
+
+class ConfidentGNMax(_ThresholdGNMax):
+    """Confident GNMax, PATE 2018 Algorithm 1.
+
+    Answers a query only if ``max_j v_j + N(0, sigma_threshold^2) >= threshold``,
+    and then with GNMax of noise ``sigma``; otherwise returns ``-1``.
+
+    Parameters
+    ----------
+    threshold : float, default=200.0
+        ``T``, in ``(0, n_teachers]``.
+    sigma_threshold : float, default=150.0
+        ``sigma_1``, noise of the check.
+    sigma : float, default=40.0
+        ``sigma_2``, noise of the answer.
+
+    Notes
+    -----
+    Every query pays the check: data-independent ``lam / (2 sigma_1^2)``
+    (``max_j v_j`` has sensitivity 1), data-dependent Thm. 6 with
+    ``q = min(p, 1 - p)``. Answered queries also pay GNMax(``sigma``).
+    """
+
+    def __init__(self, threshold=200.0, sigma_threshold=150.0, sigma=40.0):
+        self.threshold = threshold
+        self.sigma_threshold = sigma_threshold
+        self.sigma = sigma
+
+    def _checked_count(self, votes, proba):
+        return votes.max(axis=1).astype(float)
+
+    def _aggregate(self, votes, rng, proba):
+        passed = self._passes(votes, rng, proba)
+        noise = rng.normal(0.0, self.sigma, size=votes.shape)
+        return np.where(passed, _noisy_argmax(votes, noise), -1), passed
+
+
+class InteractiveGNMax(_ThresholdGNMax):
+    """Interactive GNMax, PATE 2018 Algorithm 2.
+
+    Compares the teachers with the student: with ``w = v - n_teachers * p``
+    (``p`` the student's probabilities), if ``max_j w_j + N(0, sigma_threshold^2)
+    >= threshold`` the teachers answer with GNMax(``sigma``); else, if the
+    student is confident (``max_j p_j > confidence``), its own ``argmax p`` is
+    returned (free: the student is public); else ``-1``.
+
+    Parameters
+    ----------
+    threshold : float, default=50.0
+        ``T`` in ``(0, n_teachers]``.
+    sigma_threshold : float, default=20.0
+    sigma : float, default=40.0
+    confidence : float, default=0.9
+        ``gamma`` in ``[0, 1]``.
+
+    Notes
+    -----
+    Accounted as :class:`ConfidentGNMax` with ``max_j w_j`` in the check
+    (sensitivity 1, ``p`` is public); ``answered`` must mark the queries the
+    *teachers* answered (``aggregate(..., return_answered=True)``), not the
+    student-reinforced ones.
+    """
+
+    _needs_student = True
+
+    def __init__(self, threshold=50.0, sigma_threshold=20.0, sigma=40.0, confidence=0.9):
+        self.threshold = threshold
+        self.sigma_threshold = sigma_threshold
+        self.sigma = sigma
+        self.confidence = confidence
+
+    def _validate(self, n_teachers):
+        super()._validate(n_teachers)
+        c = self.confidence
+        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not 0.0 <= c <= 1.0:
+            raise ValueError(f"confidence must be a float in [0, 1], got {c!r}.")
+
+    def _checked_count(self, votes, proba):
+        n_teachers = votes[0].sum()
+        return (votes - n_teachers * proba).max(axis=1)
+
+    def _aggregate(self, votes, rng, proba):
+        passed = self._passes(votes, rng, proba)
+        noise = rng.normal(0.0, self.sigma, size=votes.shape)
+        student = np.where(proba.max(axis=1) > self.confidence, np.argmax(proba, axis=1), -1)
+        return np.where(passed, _noisy_argmax(votes, noise), student), passed
+
+
+class NZC(_Aggregator):
+    """The "immutable noisy argmax" of the NZC submission (2019), honestly accounted.
+
+    Adds ``constant`` to the plurality count, then returns the noisy argmax
+    with Laplace (``scale``) or Gaussian (``sigma``) noise.
+
+    Parameters
+    ----------
+    constant : float
+        ``c >= 0`` added to the largest count (the paper uses up to 1e100).
+    scale : float, optional
+        Laplace scale. Give exactly one of ``scale`` and ``sigma``.
+    sigma : float, optional
+        Gaussian standard deviation.
+
+    Notes
+    -----
+    The paper's "near-zero cost" claim is wrong: when a neighbouring dataset
+    moves the plurality, the constant moves with it, so the boosted histogram
+    has L_inf sensitivity ``c + 1`` (L2 ``sqrt(2) (c + 1)``), not 1. skpate
+    charges that: ``eps0 = 2 (c + 1) / scale`` per query (Laplace), RDP
+    ``lam (c + 1)^2 / sigma^2`` (Gaussian), with the papers' data-dependent
+    bounds on top. When ``c`` is at least the noise, the output is the
+    deterministic plurality and a :class:`PrivacyLeakWarning` is raised.
+    """
+
+    def __init__(self, constant=0.0, scale=None, sigma=None):
+        self.constant = constant
+        self.scale = scale
+        self.sigma = sigma
+
+    def _validate(self, n_teachers):
+        c = self.constant
+        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not np.isfinite(c) or c < 0:
+            raise ValueError(f"constant must be a finite float >= 0, got {c!r}.")
+        if (self.scale is None) == (self.sigma is None):
+            raise ValueError("NZC needs exactly one of scale (Laplace noise) and sigma (Gaussian noise).")
+        noise_name = "scale" if self.sigma is None else "sigma"
+        noise = _check_positive(noise_name, getattr(self, noise_name))
+        if c > 0 and c >= noise:
+            warnings.warn(
+                f"NZC(constant={c:g}, {noise_name}={noise:g}): the constant is at least the noise, so the label is "
+                "essentially the deterministic plurality and one teacher can flip it. The paper's near-zero "
+                f"privacy cost does not hold: the sensitivity is constant + 1 = {c + 1:g}, and skpate charges it. "
+                "Use GNMax or ConfidentGNMax instead.",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
+
+    def _boosted(self, votes):
+        boosted = votes.astype(float)
+        boosted[np.arange(votes.shape[0]), np.argmax(votes, axis=1)] += self.constant
+        return boosted
+
+    def _aggregate(self, votes, rng, proba):
+        if self.sigma is None:
+            noise = rng.laplace(0.0, self.scale, size=votes.shape)
+        else:
+            noise = rng.normal(0.0, self.sigma, size=votes.shape)
+        return _noisy_argmax(self._boosted(votes), noise), np.ones(votes.shape[0], dtype=bool)
+
+    def _cost(self, votes, answered, orders, data_dependent, proba):
+        sensitivity = self.constant + 1.0
+        n = votes.shape[0]
+        if self.sigma is None:
+            eps0 = 2.0 * sensitivity / self.scale
+            if not data_dependent:
+                return self._independent(bounds.rdp_pure_dp(eps0, orders), n)
+            return bounds.rdp_pure_dp_data_dependent(bounds.logq_laplace(self._boosted(votes), self.scale), eps0, orders)
+        if not data_dependent:
+            return self._independent(bounds.rdp_gaussian(self.sigma, orders, sensitivity=sensitivity), n)
+        # Theorem 6 holds for any mechanism that is (lam, lam / s^2)-RDP; here
+        # s = sigma / (c + 1), and q is that of the boosted histogram.
+        logq = bounds.logq_gaussian(self._boosted(votes), self.sigma)
+        return bounds.rdp_gaussian_data_dependent(logq, self.sigma / sensitivity, orders)

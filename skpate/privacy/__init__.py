@@ -1,0 +1,20 @@
+"""The privacy accounting engine: Renyi-DP bounds of PATE's aggregators.
+
+Pure functions on arrays; no estimator code. ``analyze`` is the entry point
+for a vote matrix; ``rdp_to_dp`` converts a composed RDP curve.
+"""
+
+from . import bounds
+from .rdp import DEFAULT_ORDERS, check_delta, check_orders, compose, rdp_to_dp
+from .report import PrivacyReport, analyze
+
+__all__ = [
+    "DEFAULT_ORDERS",
+    "PrivacyReport",
+    "analyze",
+    "bounds",
+    "check_delta",
+    "check_orders",
+    "compose",
+    "rdp_to_dp",
+]
