@@ -9,6 +9,7 @@ from .aggregators import (
     Plurality,
     PrivacyLeakWarning,
 )
+from ._pate import PATEClassifier
 from .privacy import PrivacyReport, analyze
 
 __version__ = "0.1.0"
@@ -19,6 +20,7 @@ __all__ = [
     "GNMax",
     "InteractiveGNMax",
     "LNMax",
+    "PATEClassifier",
     "Plurality",
     "PrivacyLeakWarning",
     "PrivacyReport",

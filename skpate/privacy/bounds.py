@@ -245,9 +245,9 @@ def rdp_gaussian_data_dependent(logq, sigma, orders):
     applies = conditions & (lam < mu1)
     # Evaluate only inside the domain; outside, placeholders keep logs finite.
     ok = conditions & np.isfinite(logq)
-    safe_logq = np.where(ok, logq, -10.0)
     safe_mu2 = np.where(ok, mu2, 2.0)
     safe_eps1, safe_eps2 = (safe_mu2 + 1.0) / variance, safe_mu2 / variance
+    safe_logq = np.where(ok, logq, -safe_eps2 - 10.0)
     log1q = log1mexp(safe_logq)
     log_a = log1q - log1mexp((safe_logq + safe_eps2) * (1.0 - 1.0 / safe_mu2))
     log_b = safe_eps1 - safe_logq / safe_mu2  # mu1 - 1 == mu2

@@ -1,0 +1,459 @@
+"""PATEClassifier: partition -> teachers -> votes -> noisy aggregation -> student."""
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, column_or_1d, validate_data
+
+from . import aggregators as agg
+from ._partition import disjoint_partitions
+from .privacy import analyze
+
+__all__ = ["PATEClassifier"]
+
+#: Aggregator names accepted as strings, each with its default parameters.
+AGGREGATORS = {
+    "plurality": agg.Plurality,
+    "lnmax": agg.LNMax,
+    "gnmax": agg.GNMax,
+    "confident-gnmax": agg.ConfidentGNMax,
+    "interactive-gnmax": agg.InteractiveGNMax,
+    "nzc": agg.NZC,
+}
+
+
+def _student_has(attr):
+    """``available_if`` check: the fitted student, else the one that will be fit."""
+
+    def check(self):
+        if hasattr(self, "student_"):
+            return hasattr(self.student_, attr)
+        return hasattr(self.student if self.student is not None else self.estimator, attr)
+
+    return check
+
+
+def _seed(estimator, rng):
+    """Give every ``random_state`` parameter of ``estimator`` a seed from ``rng``.
+
+    As ``sklearn.ensemble`` does for its members, so that a seeded
+    ``PATEClassifier`` is reproducible and teachers are not identical copies.
+    """
+    keys = [k for k in estimator.get_params(deep=True) if k == "random_state" or k.endswith("__random_state")]
+    estimator.set_params(**{k: int(rng.integers(np.iinfo(np.int32).max)) for k in sorted(keys)})
+    return estimator
+
+
+def _fit_and_vote(estimators, partitions, X, y, X_query, classes):
+    """Fit teachers on their partitions and return them with their votes.
+
+    Runs in a joblib worker: one call handles a batch of teachers, so the
+    query rows are shipped once per batch, not once per teacher.
+    """
+    votes = np.zeros((_num_samples(X_query), len(classes)), dtype=np.int64)
+    rows = np.arange(votes.shape[0])
+    for estimator, part in zip(estimators, partitions):
+        y_part = y[part]
+        try:
+            estimator.fit(_safe_indexing(X, part), y_part)
+        except ValueError as exc:  # re-raised with what the user can change
+            present = np.unique(y_part)
+            raise ValueError(
+                f"a teacher could not be fit on its partition of {len(part)} private rows with "
+                f"{len(present)} of {len(classes)} classes ({type(exc).__name__}: {exc}). "
+                "Give every teacher more rows (lower n_teachers) or use an estimator that handles small "
+                "partitions and missing classes (e.g. a decision tree or random forest)."
+            ) from exc
+        predicted = np.searchsorted(classes, estimator.predict(X_query))
+        np.add.at(votes, (rows, predicted), 1)
+    return estimators, votes
+
+
+class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Private Aggregation of Teacher Ensembles (PATE) as a scikit-learn classifier.
+
+    Trains ``n_teachers`` clones of ``estimator`` on disjoint partitions of the
+    private (labeled) rows, labels public (unlabeled) rows with a noisy
+    aggregation of the teachers' votes, and trains a ``student`` on those
+    labels. Predictions come from the student, the only model meant to be
+    published; its privacy cost is ``privacy_spent_``.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        Classifier cloned for every teacher (and for the student when
+        ``student`` is None). Any scikit-learn classifier or ``Pipeline``.
+    n_teachers : int, default=250
+        Number of teachers, i.e. of disjoint partitions of the private rows.
+    aggregator : aggregator object or str, default=None
+        Noisy aggregation of the votes, from :mod:`skpate.aggregators`, or
+        one of ``"plurality"``, ``"lnmax"``, ``"gnmax"``, ``"confident-gnmax"``,
+        ``"nzc"`` with default parameters. None means ``GNMax(sigma=40)``.
+        ``InteractiveGNMax`` needs a previously trained student and is not
+        supported by ``fit`` yet.
+    student : estimator object, default=None
+        Classifier trained on the answered public rows and their noisy labels.
+        None means a clone of ``estimator``.
+    max_queries : int, default=None
+        At most this many public rows are submitted to the teachers, chosen at
+        random; None submits them all. Every submitted query is paid for.
+    delta : float, default=1e-5
+        The ``delta`` of the reported (epsilon, delta); should be well below
+        ``1 / n_private_rows``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds, in this order, the partition, the teachers' own seeds, the
+        choice of queries, the aggregation noise and the student's seed.
+        None draws fresh OS entropy at every fit.
+    n_jobs : int, default=None
+        Number of joblib jobs that fit the teachers (``-1``: all cores).
+    verbose : int, default=0
+        ``0``: silent; ``>= 1``: one line per phase with counts and timings
+        (never data or votes).
+
+    Attributes
+    ----------
+    teachers_ : list of estimators
+        The fitted teachers. They are trained on private data: never publish
+        them, nor this object; publish ``student_``.
+    student_ : estimator
+        The fitted student.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels seen among the private rows.
+    public_labels_ : ndarray of shape (n_public,)
+        Noisy label of every public row, ``-1`` where it was not queried or
+        not answered (dtype object when the class labels are not numbers).
+    n_queries_ : int
+        Public rows submitted to the teachers.
+    n_answered_ : int
+        Queries that received a label (and trained the student).
+    privacy_spent_ : tuple of (float, float)
+        ``(epsilon, delta)`` from the papers' *data-dependent* analysis. It is
+        computed from the private votes, so it is itself sensitive: publish
+        ``privacy_report_.data_independent_epsilon`` instead.
+    privacy_report_ : skpate.PrivacyReport
+        The full accounting (data-dependent and data-independent epsilons,
+        RDP curves).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` has string column names.
+
+    See Also
+    --------
+    skpate.analyze : privacy report from a vote matrix alone.
+    sklearn.semi_supervised.SelfTrainingClassifier : the ``y == -1`` convention.
+
+    Notes
+    -----
+    Public rows are given either as ``X_public`` or as rows of ``X`` whose
+    label is ``-1`` (so that a ``Pipeline`` transforms them too). A
+    preprocessing step fitted *outside* ``PATEClassifier`` on private rows is
+    published with the pipeline and is not covered by the guarantee: put the
+    preprocessing inside ``estimator`` and ``student`` instead.
+
+    The guarantee is per record under replacement of one record, or per group
+    (add/remove/replace one whole group) when ``groups`` is given.
+
+    References
+    ----------
+    Papernot et al., "Semi-supervised Knowledge Transfer for Deep Learning
+    from Private Training Data", ICLR 2017; Papernot et al., "Scalable Private
+    Learning with PATE", ICLR 2018.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from skpate import PATEClassifier, GNMax
+    >>> X, y = make_classification(n_samples=3000, random_state=0)
+    >>> clf = PATEClassifier(DecisionTreeClassifier(max_depth=3), n_teachers=50,
+    ...                      aggregator=GNMax(sigma=5), max_queries=200, random_state=0)
+    >>> clf = clf.fit(X[:2500], y[:2500], X_public=X[2500:])
+    >>> epsilon, delta = clf.privacy_spent_
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "n_teachers": [Interval(Integral, 1, None, closed="left")],
+        "aggregator": [None, HasMethods(["aggregate", "privacy_cost"]), StrOptions(set(AGGREGATORS))],
+        "student": [None, HasMethods(["fit", "predict"])],
+        "max_queries": [None, Interval(Integral, 1, None, closed="left")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state"],
+        "n_jobs": [None, Integral],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        n_teachers=250,
+        aggregator=None,
+        student=None,
+        max_queries=None,
+        delta=1e-5,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.n_teachers = n_teachers
+        self.aggregator = aggregator
+        self.student = student
+        self.max_queries = max_queries
+        self.delta = delta
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # ------------------------------------------------------------- helpers
+
+    def _log(self, message, start=None):
+        if self.verbose:
+            took = f" ({time.perf_counter() - start:.2f}s)" if start is not None else ""
+            print(f"[PATEClassifier] {message}{took}", flush=True)
+
+    def _aggregator(self):
+        if self.aggregator is None:
+            return agg.GNMax(sigma=40.0)
+        if isinstance(self.aggregator, str):
+            return AGGREGATORS[self.aggregator]()
+        return clone(self.aggregator)
+
+    @staticmethod
+    def _check_X(X):
+        """Light validation: DataFrames pass through untouched (the teachers'
+        own pipelines may select columns by name); arrays are checked for
+        shape, emptiness and complex data, finiteness is left to the teachers."""
+        if hasattr(X, "iloc"):
+            return X
+        return check_array(X, accept_sparse=["csr", "csc"], dtype=None, ensure_all_finite=False, allow_nd=True)
+
+    def _split_private_public(self, X, y, X_public):
+        if y is None:
+            raise ValueError(
+                "PATEClassifier requires y to be passed, but the target y is None: label the private rows "
+                "and mark public rows with -1 (or pass X_public)."
+            )
+        y = check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype=None, input_name="y")
+        if _num_samples(X) != y.shape[0]:
+            raise ValueError(f"X and y have inconsistent numbers of samples: {_num_samples(X)} and {y.shape[0]}.")
+        public_mask = self._public_mask(y)
+        private_idx = np.flatnonzero(~public_mask)
+        if private_idx.size == 0:
+            raise ValueError("no private rows: every label is -1; the teachers need labeled private rows.")
+        y_private = y[private_idx]
+        check_classification_targets(y_private)
+        if np.unique(y_private).size < 2:
+            raise ValueError(
+                f"the private rows hold only one class ({y_private[0]!r}); a classifier needs at least 2 classes."
+            )
+        if X_public is not None:
+            if public_mask.any():
+                raise ValueError(
+                    "public rows were given twice: as X_public and as rows of X with y == -1; use one of the two."
+                )
+            X_pub = self._check_X(X_public)
+            if hasattr(X, "shape") and hasattr(X_pub, "shape") and X_pub.shape[1:] != X.shape[1:]:
+                raise ValueError(
+                    f"X_public must have the features of X: shape {X_pub.shape} vs {X.shape} (rows, features...)."
+                )
+        else:
+            X_pub = _safe_indexing(X, np.flatnonzero(public_mask))
+        if _num_samples(X_pub) == 0:
+            raise ValueError(
+                "no public rows: PATE labels public, unlabeled rows for the student. Pass X_public or mark "
+                "public rows of X with y == -1."
+            )
+        return _safe_indexing(X, private_idx), y_private, X_pub
+
+    # ----------------------------------------------------------------- fit
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, *, X_public=None, groups=None):
+        """Train the teachers, label public rows with noise, train the student.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, ...)
+            Private rows (labeled) and, optionally, public rows (``y == -1``).
+        y : array-like of shape (n_samples,)
+            Labels of the private rows; ``-1`` marks a public, unlabeled row.
+        X_public : {array-like, DataFrame} of shape (n_public, ...), default=None
+            Public unlabeled rows, instead of ``y == -1`` rows.
+        groups : array-like of shape (n_samples,), default=None
+            Privacy unit of each row of ``X`` (e.g. a user id); each group is
+            used by one teacher only, so the guarantee is per group.
+
+        Returns
+        -------
+        self : PATEClassifier
+        """
+        aggregator = self._aggregator()
+        if getattr(aggregator, "_needs_student", False):
+            raise ValueError(
+                f"aggregator={aggregator!r} needs the probabilities of an already trained student; PATEClassifier.fit "
+                "does not run interactive rounds yet. Use ConfidentGNMax, or skpate.analyze with your student's "
+                "probabilities."
+            )
+        X = self._check_X(X)
+        validate_data(self, X, skip_check_array=True)
+        X_private, y_private, X_pub = self._split_private_public(X, y, X_public)
+        self.classes_ = np.unique(y_private)
+        n_private = y_private.shape[0]
+        if groups is not None:
+            groups = column_or_1d(groups)
+            if groups.shape[0] != _num_samples(X):
+                raise ValueError(f"groups must have one entry per row of X ({_num_samples(X)}), got {groups.shape[0]}.")
+            groups = groups[~self._public_mask(y)]
+        # Fail on parameters before any teacher sees data (e.g. threshold > n_teachers).
+        aggregator._validate(self.n_teachers)
+
+        rng = agg.check_generator(self.random_state)
+        start = time.perf_counter()
+        partitions = disjoint_partitions(n_private, self.n_teachers, rng, groups)
+        self._log(f"partitioned {n_private} private rows among {self.n_teachers} teachers", start)
+
+        teachers = [_seed(clone(self.estimator), rng) for _ in range(self.n_teachers)]
+        n_public = _num_samples(X_pub)
+        n_queries = n_public if self.max_queries is None else min(self.max_queries, n_public)
+        query_idx = np.sort(rng.choice(n_public, size=n_queries, replace=False))
+        X_query = _safe_indexing(X_pub, query_idx)
+
+        start = time.perf_counter()
+        n_batches = min(effective_n_jobs(self.n_jobs), self.n_teachers)
+        batches = np.array_split(np.arange(self.n_teachers), n_batches)
+        results = Parallel(n_jobs=n_batches)(
+            delayed(_fit_and_vote)(
+                [teachers[i] for i in batch], [partitions[i] for i in batch], X_private, y_private, X_query, self.classes_
+            )
+            for batch in batches
+        )
+        self.teachers_ = [teacher for fitted, _ in results for teacher in fitted]
+        votes = sum(batch_votes for _, batch_votes in results)
+        self._log(f"fitted {self.n_teachers} teachers and collected their votes on {n_queries} queries", start)
+
+        start = time.perf_counter()
+        labels, answered = aggregator.aggregate(votes, random_state=rng, return_answered=True)
+        self.privacy_report_ = analyze(votes, aggregator, self.delta, answered=answered)
+        self.privacy_spent_ = (self.privacy_report_.epsilon, self.delta)
+        labeled = labels >= 0
+        self.n_queries_ = n_queries
+        self.n_answered_ = int(np.count_nonzero(labeled))
+        self._log(f"aggregated with {aggregator!r}: {self.n_answered_} of {n_queries} queries answered", start)
+        if self.n_answered_ == 0:
+            raise ValueError(
+                f"{aggregator!r} answered none of the {n_queries} queries, so there is nothing to train the student "
+                "on; lower the threshold, raise max_queries or use more public rows."
+            )
+
+        numeric = self.classes_.dtype.kind in "iuf"
+        self.public_labels_ = np.full(n_public, -1, dtype=self.classes_.dtype if numeric else object)
+        self.public_labels_[query_idx[labeled]] = self.classes_[labels[labeled]]
+
+        start = time.perf_counter()
+        student = _seed(clone(self.student if self.student is not None else self.estimator), rng)
+        y_student = self.classes_[labels[labeled]]
+        try:
+            student.fit(_safe_indexing(X_query, np.flatnonzero(labeled)), y_student)
+        except ValueError as exc:
+            raise ValueError(
+                f"the student could not be fit on the {self.n_answered_} answered queries "
+                f"({np.unique(y_student).size} distinct labels): {exc}. Answer more queries "
+                "(more public rows, max_queries, a lower threshold)."
+            ) from exc
+        self.student_ = student
+        self._log(f"fitted the student on {self.n_answered_} labeled public rows", start)
+        return self
+
+    @staticmethod
+    def _public_mask(y):
+        """Rows labeled -1 (scikit-learn's semi-supervised convention)."""
+        y = np.asarray(y)
+        return np.zeros(y.shape[0], dtype=bool) if y.dtype.kind in "USb" else np.asarray(y == -1, dtype=bool)
+
+    # ------------------------------------------------------------- predict
+
+    def _student_input(self, X):
+        check_is_fitted(self, "student_")
+        X = self._check_X(X)
+        validate_data(self, X, skip_check_array=True, reset=False)
+        return X
+
+    @available_if(_student_has("predict"))
+    def predict(self, X):
+        """Predict classes with the student.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, ...)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        X = self._student_input(X)
+        return self.student_.predict(X)
+
+    @available_if(_student_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities from the student, columns in ``classes_`` order.
+
+        Classes the student never saw (no answered query carried them) get
+        probability 0.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, ...)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        X = self._student_input(X)
+        proba = self.student_.predict_proba(X)
+        out = np.zeros((proba.shape[0], self.classes_.size))
+        out[:, np.searchsorted(self.classes_, self.student_.classes_)] = proba
+        return out
+
+    @available_if(_student_has("predict_proba"))
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy of the student on the labeled rows (``y != -1``).
+
+        Rows labeled ``-1`` (public, unlabeled) are ignored, so that the
+        ``y == -1`` convention works under ``GridSearchCV``.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, ...)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        y = column_or_1d(y)
+        keep = np.flatnonzero(~self._public_mask(y))
+        if keep.size == 0:
+            raise ValueError("score needs labeled rows; every label is -1.")
+        weights = None if sample_weight is None else np.asarray(sample_weight)[keep]
+        return super().score(_safe_indexing(X, keep), y[keep], sample_weight=weights)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        estimator_tags = get_tags(self.estimator)
+        tags.input_tags.allow_nan = estimator_tags.input_tags.allow_nan
+        tags.input_tags.sparse = estimator_tags.input_tags.sparse
+        return tags
