@@ -1,5 +1,6 @@
 """skpate: PATE (Private Aggregation of Teacher Ensembles) for scikit-learn."""
 
+from ._pate import PATEClassifier
 from .aggregators import (
     NZC,
     ConfidentGNMax,
@@ -9,7 +10,6 @@ from .aggregators import (
     Plurality,
     PrivacyLeakWarning,
 )
-from ._pate import PATEClassifier
 from .privacy import PrivacyReport, analyze
 
 __version__ = "0.1.0"

@@ -331,7 +331,12 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         batches = np.array_split(np.arange(self.n_teachers), n_batches)
         results = Parallel(n_jobs=n_batches)(
             delayed(_fit_and_vote)(
-                [teachers[i] for i in batch], [partitions[i] for i in batch], X_private, y_private, X_query, self.classes_
+                [teachers[i] for i in batch],
+                [partitions[i] for i in batch],
+                X_private,
+                y_private,
+                X_query,
+                self.classes_,
             )
             for batch in batches
         )

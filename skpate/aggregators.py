@@ -497,7 +497,9 @@ class NZC(_Aggregator):
             eps0 = 2.0 * sensitivity / self.scale
             if not data_dependent:
                 return self._independent(bounds.rdp_pure_dp(eps0, orders), n)
-            return bounds.rdp_pure_dp_data_dependent(bounds.logq_laplace(self._boosted(votes), self.scale), eps0, orders)
+            return bounds.rdp_pure_dp_data_dependent(
+                bounds.logq_laplace(self._boosted(votes), self.scale), eps0, orders
+            )
         if not data_dependent:
             return self._independent(bounds.rdp_gaussian(self.sigma, orders, sensitivity=sensitivity), n)
         # Theorem 6 holds for any mechanism that is (lam, lam / s^2)-RDP; here

@@ -84,8 +84,10 @@ def test_seeded_fit_is_reproducible_and_n_jobs_invariant(data):
 
 def test_unseeded_fits_draw_fresh_noise(data):
     X, y, X_pub, _ = data
-    labels = [small_pate(random_state=None, aggregator=GNMax(sigma=20.0)).fit(X, y, X_public=X_pub).public_labels_
-              for _ in range(2)]
+    labels = [
+        small_pate(random_state=None, aggregator=GNMax(sigma=20.0)).fit(X, y, X_public=X_pub).public_labels_
+        for _ in range(2)
+    ]
     assert np.any(labels[0] != labels[1])
 
 
@@ -195,14 +197,16 @@ def adult_small():
 def test_pipeline_with_column_transformer_on_raw_adult(adult_small):
     X, y, X_eval, y_eval = adult_small
     categorical = X.select_dtypes(exclude="number").columns
-    prep = ColumnTransformer(
-        [("cat", OneHotEncoder(handle_unknown="ignore"), categorical)], remainder="passthrough"
-    )
+    prep = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), categorical)], remainder="passthrough")
     pipe = Pipeline(
         [
             ("prep", prep),
-            ("pate", PATEClassifier(RandomForestClassifier(n_estimators=10), n_teachers=20,
-                                    aggregator=GNMax(sigma=2.0), random_state=0)),
+            (
+                "pate",
+                PATEClassifier(
+                    RandomForestClassifier(n_estimators=10), n_teachers=20, aggregator=GNMax(sigma=2.0), random_state=0
+                ),
+            ),
         ]
     )
     pipe.fit(X, y)
@@ -214,12 +218,21 @@ def test_teacher_pipelines_on_raw_dataframes(adult_small):
     X, y, X_eval, y_eval = adult_small
     categorical = list(X.select_dtypes(exclude="number").columns)
     encoder = ColumnTransformer(
-        [("cat", OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1,
-                                encoded_missing_value=-1), categorical)],
+        [
+            (
+                "cat",
+                OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1, encoded_missing_value=-1),
+                categorical,
+            )
+        ],
         remainder="passthrough",
     )
-    clf = PATEClassifier(make_pipeline(encoder, RandomForestClassifier(n_estimators=10)), n_teachers=20,
-                         aggregator=GNMax(sigma=2.0), random_state=0)
+    clf = PATEClassifier(
+        make_pipeline(encoder, RandomForestClassifier(n_estimators=10)),
+        n_teachers=20,
+        aggregator=GNMax(sigma=2.0),
+        random_state=0,
+    )
     clf.fit(X, y)
     assert clf.score(X_eval, y_eval) > 0.78
 

@@ -235,7 +235,7 @@ def rdp_gaussian_data_dependent(logq, sigma, orders):
     neg_logq = np.maximum(-logq, 0.0)
     mu2 = sigma * np.sqrt(neg_logq)
     mu1 = mu2 + 1.0
-    eps1, eps2 = mu1 / variance, mu2 / variance
+    eps2 = mu2 / variance
     with np.errstate(divide="ignore", invalid="ignore"):
         conditions = (
             (mu2 > 1.0)

@@ -30,7 +30,9 @@ def check_orders(orders):
     if orders.ndim != 1 or orders.size == 0:
         raise ValueError(f"orders must be a non-empty 1-d array of floats > 1, got shape {orders.shape}.")
     if not np.all(np.isfinite(orders)) or np.any(orders <= 1):
-        raise ValueError(f"orders must all be finite and > 1 (RDP is defined for orders > 1), got min {orders.min()!r}.")
+        raise ValueError(
+            f"orders must all be finite and > 1 (RDP is defined for orders > 1), got min {orders.min()!r}."
+        )
     return orders
 
 
