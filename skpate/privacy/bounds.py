@@ -132,6 +132,16 @@ def logq_threshold(top_count, threshold, sigma):
     return np.minimum(log_ndtr(z), log_ndtr(-z))
 
 
+def _no_subnormals(rdp):
+    """Round subnormal costs (below ~2.2e-308) up to the smallest normal double.
+
+    Subnormals carry few significant bits, enough to break monotonicity in
+    the order; rounding *up* keeps the bound valid.
+    """
+    tiny = np.finfo(float).tiny
+    return np.where((rdp > 0) & (rdp < tiny), tiny, rdp)
+
+
 def _as_orders(orders):
     return np.asarray(orders, dtype=float)[None, :]
 
@@ -180,7 +190,7 @@ def rdp_pure_dp_data_dependent(logq, eps, orders):
     log1q = log1mexp(safe_logq)
     log_ratio = log1q - log1mexp(safe_logq + eps)  # log((1-q) / (1 - e^eps q)) >= 0
     log_s = np.logaddexp(log1q + (lam - 1) * log_ratio, safe_logq + (lam - 1) * eps)
-    dependent = log_s / (lam - 1)
+    dependent = _no_subnormals(log_s / (lam - 1))
     out = np.where(applies, np.minimum(dependent, independent), independent)
     return np.where(np.isneginf(logq), 0.0, out)
 
@@ -252,7 +262,7 @@ def rdp_gaussian_data_dependent(logq, sigma, orders):
     log_a = log1q - log1mexp((safe_logq + safe_eps2) * (1.0 - 1.0 / safe_mu2))
     log_b = safe_eps1 - safe_logq / safe_mu2  # mu1 - 1 == mu2
     log_s = np.logaddexp(log1q + (lam - 1.0) * log_a, safe_logq + (lam - 1.0) * log_b)
-    dependent = log_s / (lam - 1.0)
+    dependent = _no_subnormals(log_s / (lam - 1.0))
     out = np.where(applies, np.minimum(dependent, independent), independent)
     return np.where(np.isneginf(logq), 0.0, out)
 
