@@ -142,6 +142,23 @@ def _no_subnormals(rdp):
     return np.where((rdp > 0) & (rdp < tiny), tiny, rdp)
 
 
+def _once_per_distinct_logq(bound):
+    """Evaluate a per-query bound once per distinct ``log q``, then gather.
+
+    Many queries share a ``q`` (the threshold check depends on the top count
+    only, two-class votes on the gap only), so this saves most of the
+    ``(n_queries, n_orders)`` transcendental work.
+    """
+
+    def wrapper(logq, *args):
+        logq = np.asarray(logq, dtype=float).ravel()
+        distinct, inverse = np.unique(logq, return_inverse=True)
+        return bound(distinct, *args)[inverse]
+
+    wrapper.__doc__, wrapper.__name__ = bound.__doc__, bound.__name__
+    return wrapper
+
+
 def _as_orders(orders):
     return np.asarray(orders, dtype=float)[None, :]
 
@@ -156,6 +173,7 @@ def rdp_pure_dp(eps, orders):
     return np.minimum(eps, orders * eps**2 / 2.0)
 
 
+@_once_per_distinct_logq
 def rdp_pure_dp_data_dependent(logq, eps, orders):
     """Data-dependent RDP of an ``eps``-DP mechanism whose mode has mass ``1 - q``.
 
@@ -208,6 +226,7 @@ def rdp_gaussian(sigma, orders, sensitivity=1.0):
     return orders * sensitivity**2 / sigma**2
 
 
+@_once_per_distinct_logq
 def rdp_gaussian_data_dependent(logq, sigma, orders):
     """Data-dependent RDP of GNMax given ``log q`` ([PATE18] Theorem 6, Prop. 10).
 
