@@ -303,9 +303,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "probabilities."
             )
         X = self._check_X(X)
-        validate_data(self, X, skip_check_array=True)
         X_private, y_private, X_pub = self._split_private_public(X, y, X_public)
-        self.classes_ = np.unique(y_private)
+        classes = np.unique(y_private)
         n_private = y_private.shape[0]
         if groups is not None:
             groups = column_or_1d(groups)
@@ -315,6 +314,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         # Fail on parameters before any teacher sees data (e.g. threshold > n_teachers).
         aggregator._validate(self.n_teachers)
 
+        # Fitted attributes are set only once the whole fit succeeded.
         rng = agg.check_generator(self.random_state)
         start = time.perf_counter()
         partitions = disjoint_partitions(n_private, self.n_teachers, rng, groups)
@@ -331,50 +331,49 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         batches = np.array_split(np.arange(self.n_teachers), n_batches)
         results = Parallel(n_jobs=n_batches)(
             delayed(_fit_and_vote)(
-                [teachers[i] for i in batch],
-                [partitions[i] for i in batch],
-                X_private,
-                y_private,
-                X_query,
-                self.classes_,
+                [teachers[i] for i in batch], [partitions[i] for i in batch], X_private, y_private, X_query, classes
             )
             for batch in batches
         )
-        self.teachers_ = [teacher for fitted, _ in results for teacher in fitted]
+        teachers = [teacher for fitted, _ in results for teacher in fitted]
         votes = sum(batch_votes for _, batch_votes in results)
         self._log(f"fitted {self.n_teachers} teachers and collected their votes on {n_queries} queries", start)
 
         start = time.perf_counter()
         labels, answered = aggregator.aggregate(votes, random_state=rng, return_answered=True)
-        self.privacy_report_ = analyze(votes, aggregator, self.delta, answered=answered)
-        self.privacy_spent_ = (self.privacy_report_.epsilon, self.delta)
-        labeled = labels >= 0
-        self.n_queries_ = n_queries
-        self.n_answered_ = int(np.count_nonzero(labeled))
-        self._log(f"aggregated with {aggregator!r}: {self.n_answered_} of {n_queries} queries answered", start)
-        if self.n_answered_ == 0:
+        report = analyze(votes, aggregator, self.delta, answered=answered)
+        labeled = np.flatnonzero(labels >= 0)
+        self._log(f"aggregated with {aggregator!r}: {labeled.size} of {n_queries} queries answered", start)
+        if labeled.size == 0:
             raise ValueError(
                 f"{aggregator!r} answered none of the {n_queries} queries, so there is nothing to train the student "
-                "on; lower the threshold, raise max_queries or use more public rows."
+                "on; lower the threshold, raise max_queries or use more public rows. The queries were still paid "
+                f"for: data-independent epsilon {report.data_independent_epsilon:.3g} at delta {self.delta:g}."
             )
-
-        numeric = self.classes_.dtype.kind in "iuf"
-        self.public_labels_ = np.full(n_public, -1, dtype=self.classes_.dtype if numeric else object)
-        self.public_labels_[query_idx[labeled]] = self.classes_[labels[labeled]]
 
         start = time.perf_counter()
         student = _seed(clone(self.student if self.student is not None else self.estimator), rng)
-        y_student = self.classes_[labels[labeled]]
+        y_student = classes[labels[labeled]]
         try:
-            student.fit(_safe_indexing(X_query, np.flatnonzero(labeled)), y_student)
+            student.fit(_safe_indexing(X_query, labeled), y_student)
         except ValueError as exc:
             raise ValueError(
-                f"the student could not be fit on the {self.n_answered_} answered queries "
+                f"the student could not be fit on the {labeled.size} answered queries "
                 f"({np.unique(y_student).size} distinct labels): {exc}. Answer more queries "
                 "(more public rows, max_queries, a lower threshold)."
             ) from exc
+        self._log(f"fitted the student on {labeled.size} labeled public rows", start)
+
+        validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
+        self.classes_ = classes
+        self.teachers_ = teachers
         self.student_ = student
-        self._log(f"fitted the student on {self.n_answered_} labeled public rows", start)
+        self.n_queries_ = n_queries
+        self.n_answered_ = int(labeled.size)
+        self.public_labels_ = np.full(n_public, -1, dtype=classes.dtype if classes.dtype.kind in "iuf" else object)
+        self.public_labels_[query_idx[labeled]] = y_student
+        self.privacy_report_ = report
+        self.privacy_spent_ = (report.epsilon, self.delta)
         return self
 
     @staticmethod

@@ -327,8 +327,10 @@ def test_student_with_no_answered_query(data):
     """Labels unrelated to X: 20 teachers are never unanimous, so a threshold of 20 answers nothing."""
     X, y, X_pub, _ = data
     clf = small_pate(aggregator=ConfidentGNMax(threshold=20, sigma_threshold=1e-3, sigma=1.0))
-    with pytest.raises(ValueError, match="answered none"):
+    with pytest.raises(ValueError, match="answered none.*still paid for"):
         clf.fit(X, np.arange(len(y)) % 2, X_public=X_pub)
+    # No partial state: a failed fit sets no fitted attribute.
+    assert not [name for name in vars(clf) if name.endswith("_") and not name.startswith("_")]
 
 
 def test_predict_before_fit():
