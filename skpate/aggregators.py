@@ -210,12 +210,44 @@ class _Aggregator(BaseEstimator):
         proba = _check_student_proba(student_proba, votes, type(self).__name__) if self._needs_student else None
         return self._cost(votes, answered, orders, bool(data_dependent), proba)
 
-    def _independent(self, per_query, n_queries):
-        return np.broadcast_to(per_query[None, :], (n_queries, per_query.size)).copy()
+
+def _per_query(curve, n_queries):
+    return np.broadcast_to(curve[None, :], (n_queries, curve.size)).copy()
 
 
-def _noisy_argmax(values, noise):
+def _noisy_argmax(values, rng, scale=None, sigma=None):
+    """``argmax(values + noise)``: Laplace of ``scale`` or Gaussian of ``sigma``."""
+    if sigma is None:
+        noise = rng.laplace(0.0, scale, size=values.shape)
+    else:
+        noise = rng.normal(0.0, sigma, size=values.shape)
     return np.argmax(values + noise, axis=1)
+
+
+def _laplace_max_cost(values, scale, orders, data_dependent, sensitivity=1.0):
+    """RDP of Laplace noisy max when each count moves by at most ``sensitivity``.
+
+    Pure ``eps0 = 2 sensitivity / scale``-DP per query (PATE 2017, Thm. 3);
+    data-dependent: Thm. 3 with Lemma 4's ``q`` of ``values``.
+    """
+    eps0 = 2.0 * sensitivity / scale
+    if not data_dependent:
+        return _per_query(bounds.rdp_pure_dp(eps0, orders), values.shape[0])
+    return bounds.rdp_pure_dp_data_dependent(bounds.logq_laplace(values, scale), eps0, orders)
+
+
+def _gaussian_max_cost(values, sigma, orders, data_dependent, sensitivity=1.0):
+    """RDP of Gaussian noisy max when each count moves by at most ``sensitivity``.
+
+    Data-independent ``lam sensitivity^2 / sigma^2`` (L2 sensitivity
+    ``sqrt(2) sensitivity``); data-dependent PATE 2018 Thm. 6 with Prop. 7's
+    ``q`` of ``values``. Thm. 6 holds for any mechanism that is
+    ``(lam, lam / s^2)``-RDP, here with ``s = sigma / sensitivity``.
+    """
+    if not data_dependent:
+        return _per_query(bounds.rdp_gaussian(sigma, orders, sensitivity=sensitivity), values.shape[0])
+    logq = bounds.logq_gaussian(values, sigma)
+    return bounds.rdp_gaussian_data_dependent(logq, sigma / sensitivity, orders)
 
 
 # --------------------------------------------------------------- mechanisms
@@ -261,15 +293,10 @@ class LNMax(_Aggregator):
         _check_positive("scale", self.scale)
 
     def _aggregate(self, votes, rng, proba):
-        noise = rng.laplace(0.0, self.scale, size=votes.shape)
-        return _noisy_argmax(votes, noise), np.ones(votes.shape[0], dtype=bool)
+        return _noisy_argmax(votes, rng, scale=self.scale), np.ones(votes.shape[0], dtype=bool)
 
     def _cost(self, votes, answered, orders, data_dependent, proba):
-        eps0 = 2.0 / self.scale
-        if not data_dependent:
-            return self._independent(bounds.rdp_pure_dp(eps0, orders), votes.shape[0])
-        logq = bounds.logq_laplace(votes, self.scale)
-        return bounds.rdp_pure_dp_data_dependent(logq, eps0, orders)
+        return _laplace_max_cost(votes, self.scale, orders, data_dependent)
 
 
 class GNMax(_Aggregator):
@@ -293,13 +320,10 @@ class GNMax(_Aggregator):
         _check_positive("sigma", self.sigma)
 
     def _aggregate(self, votes, rng, proba):
-        noise = rng.normal(0.0, self.sigma, size=votes.shape)
-        return _noisy_argmax(votes, noise), np.ones(votes.shape[0], dtype=bool)
+        return _noisy_argmax(votes, rng, sigma=self.sigma), np.ones(votes.shape[0], dtype=bool)
 
     def _cost(self, votes, answered, orders, data_dependent, proba):
-        if not data_dependent:
-            return self._independent(bounds.rdp_gaussian(self.sigma, orders), votes.shape[0])
-        return bounds.rdp_gaussian_data_dependent(bounds.logq_gaussian(votes, self.sigma), self.sigma, orders)
+        return _gaussian_max_cost(votes, self.sigma, orders, data_dependent)
 
 
 class _ThresholdGNMax(_Aggregator):
@@ -328,18 +352,20 @@ class _ThresholdGNMax(_Aggregator):
         return count + rng.normal(0.0, self.sigma_threshold, size=count.shape) >= self.threshold
 
     def _cost(self, votes, answered, orders, data_dependent, proba):
-        sigma1, sigma2 = self.sigma_threshold, self.sigma
+        sigma1 = self.sigma_threshold
         if data_dependent:
             logq_check = bounds.logq_threshold(self._checked_count(votes, proba), self.threshold, sigma1)
             check = bounds.rdp_threshold_data_dependent(logq_check, sigma1, orders)
-            answer = bounds.rdp_gaussian_data_dependent(bounds.logq_gaussian(votes, sigma2), sigma2, orders)
         else:
-            n = votes.shape[0]
-            check = self._independent(bounds.rdp_gaussian(sigma1, orders, sensitivity=np.sqrt(0.5)), n)
-            answer = self._independent(bounds.rdp_gaussian(sigma2, orders), n)
+            check = _per_query(bounds.rdp_gaussian(sigma1, orders, sensitivity=np.sqrt(0.5)), votes.shape[0])
+        answer = _gaussian_max_cost(votes, self.sigma, orders, data_dependent)
         # Adaptive composition: the answered mask is the released outcome of
         # the check, so the answer step is paid only where it ran.
         return check + np.where(answered[:, None], answer, 0.0)
+
+    def _answer(self, votes, rng, passed, otherwise):
+        """GNMax where the check passed, ``otherwise`` elsewhere."""
+        return np.where(passed, _noisy_argmax(votes, rng, sigma=self.sigma), otherwise), passed
 
 
 class ConfidentGNMax(_ThresholdGNMax):
@@ -373,9 +399,7 @@ class ConfidentGNMax(_ThresholdGNMax):
         return votes.max(axis=1).astype(float)
 
     def _aggregate(self, votes, rng, proba):
-        passed = self._passes(votes, rng, proba)
-        noise = rng.normal(0.0, self.sigma, size=votes.shape)
-        return np.where(passed, _noisy_argmax(votes, noise), -1), passed
+        return self._answer(votes, rng, self._passes(votes, rng, proba), -1)
 
 
 class InteractiveGNMax(_ThresholdGNMax):
@@ -424,9 +448,8 @@ class InteractiveGNMax(_ThresholdGNMax):
 
     def _aggregate(self, votes, rng, proba):
         passed = self._passes(votes, rng, proba)
-        noise = rng.normal(0.0, self.sigma, size=votes.shape)
         student = np.where(proba.max(axis=1) > self.confidence, np.argmax(proba, axis=1), -1)
-        return np.where(passed, _noisy_argmax(votes, noise), student), passed
+        return self._answer(votes, rng, passed, student)
 
 
 class NZC(_Aggregator):
@@ -484,25 +507,12 @@ class NZC(_Aggregator):
         return boosted
 
     def _aggregate(self, votes, rng, proba):
-        if self.sigma is None:
-            noise = rng.laplace(0.0, self.scale, size=votes.shape)
-        else:
-            noise = rng.normal(0.0, self.sigma, size=votes.shape)
-        return _noisy_argmax(self._boosted(votes), noise), np.ones(votes.shape[0], dtype=bool)
+        labels = _noisy_argmax(self._boosted(votes), rng, scale=self.scale, sigma=self.sigma)
+        return labels, np.ones(votes.shape[0], dtype=bool)
 
     def _cost(self, votes, answered, orders, data_dependent, proba):
+        # The constant moves with the plurality: every count can move by c + 1.
         sensitivity = self.constant + 1.0
-        n = votes.shape[0]
         if self.sigma is None:
-            eps0 = 2.0 * sensitivity / self.scale
-            if not data_dependent:
-                return self._independent(bounds.rdp_pure_dp(eps0, orders), n)
-            return bounds.rdp_pure_dp_data_dependent(
-                bounds.logq_laplace(self._boosted(votes), self.scale), eps0, orders
-            )
-        if not data_dependent:
-            return self._independent(bounds.rdp_gaussian(self.sigma, orders, sensitivity=sensitivity), n)
-        # Theorem 6 holds for any mechanism that is (lam, lam / s^2)-RDP; here
-        # s = sigma / (c + 1), and q is that of the boosted histogram.
-        logq = bounds.logq_gaussian(self._boosted(votes), self.sigma)
-        return bounds.rdp_gaussian_data_dependent(logq, self.sigma / sensitivity, orders)
+            return _laplace_max_cost(self._boosted(votes), self.scale, orders, data_dependent, sensitivity)
+        return _gaussian_max_cost(self._boosted(votes), self.sigma, orders, data_dependent, sensitivity)
