@@ -1,6 +1,7 @@
-"""Datasets: UCI Adult, bundled, with the PATE papers' split and a fixed encoder."""
+"""Datasets: UCI Adult (bundled, with the papers' split and a fixed encoder); MNIST-like IDX files."""
 
 from ._adult import ADULT_CATEGORICAL, ADULT_NUMERIC, adult_papers_split, load_adult
+from ._idx import get_data_home, load_fashion_mnist, load_idx_dataset, load_mnist, read_idx
 from ._schema import ADULT_CATEGORIES, adult_encoder
 
 __all__ = [
@@ -9,5 +10,10 @@ __all__ = [
     "ADULT_NUMERIC",
     "adult_encoder",
     "adult_papers_split",
+    "get_data_home",
     "load_adult",
+    "load_fashion_mnist",
+    "load_idx_dataset",
+    "load_mnist",
+    "read_idx",
 ]
