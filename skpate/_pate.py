@@ -51,14 +51,21 @@ def _seed(estimator, rng):
     return estimator
 
 
+def _vote(teachers, X_query, classes):
+    """Vote histogram ``(n_queries, n_classes)`` of ``teachers`` on ``X_query``."""
+    votes = np.zeros((_num_samples(X_query), len(classes)), dtype=np.int64)
+    rows = np.arange(votes.shape[0])
+    for teacher in teachers:
+        np.add.at(votes, (rows, np.searchsorted(classes, teacher.predict(X_query))), 1)
+    return votes
+
+
 def _fit_and_vote(estimators, partitions, X, y, X_query, classes):
     """Fit teachers on their partitions and return them with their votes.
 
     Runs in a joblib worker: one call handles a batch of teachers, so the
     query rows are shipped once per batch, not once per teacher.
     """
-    votes = np.zeros((_num_samples(X_query), len(classes)), dtype=np.int64)
-    rows = np.arange(votes.shape[0])
     for estimator, part in zip(estimators, partitions):
         y_part = y[part]
         try:
@@ -71,9 +78,15 @@ def _fit_and_vote(estimators, partitions, X, y, X_query, classes):
                 "Give every teacher more rows (lower n_teachers) or use an estimator that handles small "
                 "partitions and missing classes (e.g. a decision tree or random forest)."
             ) from exc
-        predicted = np.searchsorted(classes, estimator.predict(X_query))
-        np.add.at(votes, (rows, predicted), 1)
-    return estimators, votes
+    return estimators, _vote(estimators, X_query, classes)
+
+
+def _is_semi_supervised(estimator):
+    """Whether ``estimator`` learns from rows labeled -1 (sklearn.semi_supervised, VAT nets)."""
+    final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+    return bool(getattr(final, "_skpate_semi_supervised", False)) or type(final).__module__.startswith(
+        "sklearn.semi_supervised"
+    )
 
 
 class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -95,21 +108,40 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     aggregator : aggregator object or str, default=None
         Noisy aggregation of the votes, from :mod:`skpate.aggregators`, or
         one of ``"plurality"``, ``"lnmax"``, ``"gnmax"``, ``"confident-gnmax"``,
-        ``"nzc"`` with default parameters. None means ``GNMax(sigma=40)``.
-        ``InteractiveGNMax`` needs a previously trained student and is not
-        supported by ``fit`` yet.
+        ``"interactive-gnmax"``, ``"nzc"`` with default parameters. None means
+        ``GNMax(sigma=40)``. ``InteractiveGNMax`` compares the teachers with
+        the student of the previous round (the uniform distribution in the
+        first round, which makes it Confident-GNMax with threshold
+        ``threshold + n_teachers / n_classes``).
     student : estimator object, default=None
         Classifier trained on the answered public rows and their noisy labels.
         None means a clone of ``estimator``.
     max_queries : int, default=None
-        At most this many public rows are submitted to the teachers, chosen at
-        random; None submits them all. Every submitted query is paid for.
+        At most this many public rows are submitted to the teachers; None
+        submits them all. Every submitted query is paid for.
     delta : float, default=1e-5
         The ``delta`` of the reported (epsilon, delta); should be well below
         ``1 / n_private_rows``.
+    query_strategy : {"random", "uncertainty"}, default="random"
+        How each round picks its queries among the public rows not yet
+        queried: at random, or (after the first, random round) the rows where
+        the current student's top probability is lowest (PATE 2017, App. C).
+        Costs no privacy: the student is already a DP output.
+    n_rounds : int, default=1
+        The queries are split into this many rounds; the student is retrained
+        after each, and feeds the next round's query choice and
+        ``InteractiveGNMax``. The RDP of all rounds composes in the report.
+    semi_supervised : bool or "auto", default="auto"
+        Give the student every public row, labeled ``-1`` where there is no
+        answer (scikit-learn's convention). ``"auto"``: when the student is
+        from ``sklearn.semi_supervised`` or a ``CNNClassifier(semi_supervised=True)``.
+    warm_start : bool, default=False
+        Reuse the teachers of the previous ``fit`` (same ``n_teachers``)
+        instead of training new ones, e.g. to compare aggregators or students.
+        The private data must be the same; every query is paid for again.
     random_state : int, RandomState instance or None, default=None
-        Seeds, in this order, the partition, the teachers' own seeds, the
-        choice of queries, the aggregation noise and the student's seed.
+        Seeds, in this order, the partition, the teachers' and the student's
+        own seeds, then, round by round, the choice of queries and the noise.
         None draws fresh OS entropy at every fit.
     n_jobs : int, default=None
         Number of joblib jobs that fit the teachers (``-1``: all cores).
@@ -185,6 +217,10 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "student": [None, HasMethods(["fit", "predict"])],
         "max_queries": [None, Interval(Integral, 1, None, closed="left")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
+        "query_strategy": [StrOptions({"random", "uncertainty"})],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "semi_supervised": ["boolean", StrOptions({"auto"})],
+        "warm_start": ["boolean"],
         "random_state": ["random_state"],
         "n_jobs": [None, Integral],
         "verbose": ["verbose"],
@@ -198,6 +234,10 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         student=None,
         max_queries=None,
         delta=1e-5,
+        query_strategy="random",
+        n_rounds=1,
+        semi_supervised="auto",
+        warm_start=False,
         random_state=None,
         n_jobs=None,
         verbose=0,
@@ -208,6 +248,10 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.student = student
         self.max_queries = max_queries
         self.delta = delta
+        self.query_strategy = query_strategy
+        self.n_rounds = n_rounds
+        self.semi_supervised = semi_supervised
+        self.warm_start = warm_start
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -296,12 +340,14 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : PATEClassifier
         """
         aggregator = self._aggregator()
-        if getattr(aggregator, "_needs_student", False):
+        student = clone(self.student if self.student is not None else self.estimator)
+        needs_proba = self.query_strategy == "uncertainty" or aggregator._needs_student
+        if needs_proba and self.n_rounds > 1 and not hasattr(student, "predict_proba"):
             raise ValueError(
-                f"aggregator={aggregator!r} needs the probabilities of an already trained student; PATEClassifier.fit "
-                "does not run interactive rounds yet. Use ConfidentGNMax, or skpate.analyze with your student's "
-                "probabilities."
+                "query_strategy='uncertainty' and InteractiveGNMax rounds need a student with predict_proba; "
+                f"{type(student).__name__} has none."
             )
+        semi_supervised = _is_semi_supervised(student) if self.semi_supervised == "auto" else self.semi_supervised
         X = self._check_X(X)
         X_private, y_private, X_pub = self._split_private_public(X, y, X_public)
         classes = np.unique(y_private)
@@ -321,48 +367,84 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self._log(f"partitioned {n_private} private rows among {self.n_teachers} teachers", start)
 
         teachers = [_seed(clone(self.estimator), rng) for _ in range(self.n_teachers)]
+        _seed(student, rng)
         n_public = _num_samples(X_pub)
         n_queries = n_public if self.max_queries is None else min(self.max_queries, n_public)
-        query_idx = np.sort(rng.choice(n_public, size=n_queries, replace=False))
-        X_query = _safe_indexing(X_pub, query_idx)
+        round_sizes = [len(chunk) for chunk in np.array_split(np.arange(n_queries), self.n_rounds) if len(chunk)]
+        # One joblib task per batch of teachers: data is shipped once per batch.
+        batches = np.array_split(np.arange(self.n_teachers), min(effective_n_jobs(self.n_jobs), self.n_teachers))
+        reuse = self.warm_start and len(getattr(self, "teachers_", ())) == self.n_teachers
+        if reuse:
+            teachers = self.teachers_
+        labels = np.full(n_public, -1, dtype=np.int64)  # class index of each public row, -1: none
+        queried = np.zeros(n_public, dtype=bool)
+        votes, answered, probas = [], [], []
+        for round_number, size in enumerate(round_sizes):
+            candidates = np.flatnonzero(~queried)
+            if round_number == 0 or self.query_strategy == "random":
+                query_idx = np.sort(rng.choice(candidates, size=size, replace=False))
+            else:  # PATE 2017 App. C: the rows the current student is least sure of
+                confidence = student.predict_proba(_safe_indexing(X_pub, candidates)).max(axis=1)
+                query_idx = np.sort(candidates[np.argsort(confidence + rng.uniform(0, 1e-9, candidates.size))[:size]])
+            X_query = _safe_indexing(X_pub, query_idx)
 
-        start = time.perf_counter()
-        n_batches = min(effective_n_jobs(self.n_jobs), self.n_teachers)
-        batches = np.array_split(np.arange(self.n_teachers), n_batches)
-        results = Parallel(n_jobs=n_batches)(
-            delayed(_fit_and_vote)(
-                [teachers[i] for i in batch], [partitions[i] for i in batch], X_private, y_private, X_query, classes
+            start = time.perf_counter()
+            if round_number == 0 and not reuse:
+                results = Parallel(n_jobs=len(batches))(
+                    delayed(_fit_and_vote)(
+                        [teachers[i] for i in batch], [partitions[i] for i in batch], X_private, y_private, X_query,
+                        classes,
+                    )
+                    for batch in batches
+                )  # fmt: skip
+                teachers = [teacher for fitted, _ in results for teacher in fitted]
+                round_votes = sum(batch_votes for _, batch_votes in results)
+                self._log(f"fitted {self.n_teachers} teachers and collected their votes on {size} queries", start)
+            else:
+                round_votes = sum(
+                    Parallel(n_jobs=len(batches))(
+                        delayed(_vote)([teachers[i] for i in batch], X_query, classes) for batch in batches
+                    )
+                )
+                self._log(f"round {round_number + 1}: collected the teachers' votes on {size} queries", start)
+
+            # Interactive rounds compare the teachers with the current student;
+            # before any student exists, it is the uniform (uninformed) one.
+            proba = None
+            if aggregator._needs_student:
+                proba = (
+                    np.full(round_votes.shape, 1.0 / classes.size)
+                    if round_number == 0
+                    else self._proba_in_classes(student, X_query, classes)
+                )
+            round_labels, round_answered = aggregator.aggregate(
+                round_votes, random_state=rng, student_proba=proba, return_answered=True
             )
-            for batch in batches
-        )
-        teachers = [teacher for fitted, _ in results for teacher in fitted]
-        votes = sum(batch_votes for _, batch_votes in results)
-        self._log(f"fitted {self.n_teachers} teachers and collected their votes on {n_queries} queries", start)
+            queried[query_idx] = True
+            labels[query_idx] = round_labels
+            votes.append(round_votes)
+            answered.append(round_answered)
+            probas.append(proba)
+            self._log(f"aggregated with {aggregator!r}: {np.count_nonzero(round_labels >= 0)} of {size} answered")
+            if np.any(labels >= 0):
+                self._fit_student(student, X_pub, labels, classes, semi_supervised)
 
-        start = time.perf_counter()
-        labels, answered = aggregator.aggregate(votes, random_state=rng, return_answered=True)
-        report = analyze(votes, aggregator, self.delta, answered=answered)
+        votes = np.vstack(votes)
+        answered = np.concatenate(answered)
+        report = analyze(
+            votes,
+            aggregator,
+            self.delta,
+            answered=answered,
+            student_proba=np.vstack(probas) if aggregator._needs_student else None,
+        )
         labeled = np.flatnonzero(labels >= 0)
-        self._log(f"aggregated with {aggregator!r}: {labeled.size} of {n_queries} queries answered", start)
         if labeled.size == 0:
             raise ValueError(
                 f"{aggregator!r} answered none of the {n_queries} queries, so there is nothing to train the student "
                 "on; lower the threshold, raise max_queries or use more public rows. The queries were still paid "
                 f"for: data-independent epsilon {report.data_independent_epsilon:.3g} at delta {self.delta:g}."
             )
-
-        start = time.perf_counter()
-        student = _seed(clone(self.student if self.student is not None else self.estimator), rng)
-        y_student = classes[labels[labeled]]
-        try:
-            student.fit(_safe_indexing(X_query, labeled), y_student)
-        except ValueError as exc:
-            raise ValueError(
-                f"the student could not be fit on the {labeled.size} answered queries "
-                f"({np.unique(y_student).size} distinct labels): {exc}. Answer more queries "
-                "(more public rows, max_queries, a lower threshold)."
-            ) from exc
-        self._log(f"fitted the student on {labeled.size} labeled public rows", start)
 
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.classes_ = classes
@@ -371,10 +453,35 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_queries_ = n_queries
         self.n_answered_ = int(labeled.size)
         self.public_labels_ = np.full(n_public, -1, dtype=classes.dtype if classes.dtype.kind in "iuf" else object)
-        self.public_labels_[query_idx[labeled]] = y_student
+        self.public_labels_[labeled] = classes[labels[labeled]]
         self.privacy_report_ = report
         self.privacy_spent_ = (report.epsilon, self.delta)
         return self
+
+    def _fit_student(self, student, X_pub, labels, classes, semi_supervised):
+        """Fit the student on the labeled public rows (all public rows, -1 for the rest, if semi-supervised)."""
+        start = time.perf_counter()
+        rows = np.arange(labels.size) if semi_supervised else np.flatnonzero(labels >= 0)
+        y_student = np.full(rows.size, -1, dtype=classes.dtype if classes.dtype.kind in "iuf" else object)
+        has_label = labels[rows] >= 0
+        y_student[has_label] = classes[labels[rows][has_label]]
+        try:
+            student.fit(_safe_indexing(X_pub, rows), y_student)
+        except ValueError as exc:
+            raise ValueError(
+                f"the student could not be fit on the {np.count_nonzero(has_label)} answered queries "
+                f"({np.unique(y_student[has_label]).size} distinct labels): {exc}. Answer more queries "
+                "(more public rows, max_queries, a lower threshold)."
+            ) from exc
+        self._log(f"fitted the student on {np.count_nonzero(has_label)} labeled public rows of {rows.size}", start)
+
+    @staticmethod
+    def _proba_in_classes(student, X, classes):
+        """Student probabilities with columns in ``classes`` order (0 for unseen classes)."""
+        proba = student.predict_proba(X)
+        out = np.zeros((proba.shape[0], classes.size))
+        out[:, np.searchsorted(classes, student.classes_)] = proba
+        return out
 
     @staticmethod
     def _public_mask(y):
@@ -420,11 +527,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        X = self._student_input(X)
-        proba = self.student_.predict_proba(X)
-        out = np.zeros((proba.shape[0], self.classes_.size))
-        out[:, np.searchsorted(self.classes_, self.student_.classes_)] = proba
-        return out
+        X = self._student_input(X)  # raises NotFittedError before student_ is read
+        return self._proba_in_classes(self.student_, X, self.classes_)
 
     @available_if(_student_has("predict_proba"))
     def predict_log_proba(self, X):

@@ -15,7 +15,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
 from sklearn.tree import DecisionTreeClassifier
 
-from skpate import NZC, ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, PATEClassifier, Plurality
+from skpate import NZC, ConfidentGNMax, GNMax, LNMax, PATEClassifier, Plurality
 from skpate._partition import disjoint_partitions
 from skpate.privacy import analyze
 
@@ -277,7 +277,6 @@ def test_clone_and_pickle(data):
         (dict(aggregator=GNMax(sigma=0)), "sigma"),
         (dict(aggregator=LNMax(scale=-1)), "scale"),
         (dict(aggregator=ConfidentGNMax(threshold=25, sigma_threshold=1, sigma=1)), "threshold"),
-        (dict(aggregator=InteractiveGNMax()), "student"),
         (dict(aggregator=NZC(constant=1.0)), "scale"),
     ],
 )

@@ -1,0 +1,89 @@
+"""Better students: semi-supervised students, uncertainty queries, interactive rounds, warm start."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.semi_supervised import SelfTrainingClassifier
+from sklearn.svm import LinearSVC
+from sklearn.tree import DecisionTreeClassifier
+
+from skpate import ConfidentGNMax, GNMax, InteractiveGNMax, PATEClassifier
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=2000, n_features=6, n_informative=4, random_state=0)
+    return X[:1400], y[:1400], X[1400:], y[1400:]
+
+
+def pate(**params):
+    defaults = dict(n_teachers=20, aggregator=GNMax(sigma=2.0), random_state=0)
+    defaults.update(params)
+    return PATEClassifier(LogisticRegression(), **defaults)
+
+
+def test_semi_supervised_student_gets_every_public_row(data):
+    X, y, X_pub, _ = data
+    student = SelfTrainingClassifier(LogisticRegression(), max_iter=1)
+    clf = pate(student=student, max_queries=100).fit(X, y, X_public=X_pub)
+    fitted = clf.student_
+    assert fitted.transduction_.shape == (len(X_pub),)
+    assert np.count_nonzero(fitted.labeled_iter_ == 0) == clf.n_answered_ == 100
+    # Off by choice: only the answered rows.
+    with pytest.raises(AttributeError):
+        pate(student=LogisticRegression(), max_queries=100).fit(X, y, X_public=X_pub).student_.transduction_
+    forced = pate(student=student, max_queries=100, semi_supervised=False).fit(X, y, X_public=X_pub)
+    assert forced.student_.transduction_.shape == (100,)
+
+
+def test_uncertainty_queries_the_rows_near_the_boundary(data):
+    X, y, X_pub, _ = data
+    clf = pate(max_queries=200, n_rounds=4, query_strategy="uncertainty").fit(X, y, X_public=X_pub)
+    margin = np.abs(clf.student_.decision_function(X_pub))
+    queried = clf.public_labels_ != -1
+    assert queried.sum() == 200
+    assert margin[queried].mean() < 0.6 * margin[~queried].mean()
+    random = pate(max_queries=200, n_rounds=4).fit(X, y, X_public=X_pub)
+    assert margin[random.public_labels_ != -1].mean() > 0.8 * margin[~queried].mean()
+
+
+def test_uncertainty_needs_predict_proba(data):
+    X, y, X_pub, _ = data
+    with pytest.raises(ValueError, match="predict_proba"):
+        pate(student=LinearSVC(), n_rounds=2, query_strategy="uncertainty").fit(X, y, X_public=X_pub)
+
+
+def test_interactive_rounds_compose_and_reinforce(data):
+    X, y, X_pub, _ = data
+    agg = InteractiveGNMax(threshold=8, sigma_threshold=2.0, sigma=2.0, confidence=0.8)
+    clf = pate(aggregator=agg, max_queries=300, n_rounds=3).fit(X, y, X_public=X_pub)
+    report = clf.privacy_report_
+    assert report.n_queries == clf.n_queries_ == 300
+    np.testing.assert_allclose(report.rdp, report.rdp_per_query.sum(axis=0))
+    # Some labels come from the confident student (free), so more rows are labeled than the teachers answered.
+    assert clf.n_answered_ > report.n_answered > 0
+    single = pate(aggregator=agg, max_queries=100).fit(X, y, X_public=X_pub)
+    assert report.data_independent_epsilon > single.privacy_report_.data_independent_epsilon
+
+
+def test_first_interactive_round_is_confident_gnmax_with_shifted_threshold(data):
+    X, y, X_pub, _ = data
+    a = pate(aggregator=InteractiveGNMax(threshold=5, sigma_threshold=2.0, sigma=2.0, confidence=1.0), max_queries=200)
+    b = pate(aggregator=ConfidentGNMax(threshold=5 + 20 / 2, sigma_threshold=2.0, sigma=2.0), max_queries=200)
+    a.fit(X, y, X_public=X_pub)
+    b.fit(X, y, X_public=X_pub)
+    np.testing.assert_array_equal(a.public_labels_, b.public_labels_)
+    assert a.privacy_spent_[0] == pytest.approx(b.privacy_spent_[0])
+
+
+def test_warm_start_reuses_the_teachers(data, monkeypatch):
+    X, y, X_pub, _ = data
+    clf = PATEClassifier(DecisionTreeClassifier(), n_teachers=10, warm_start=True, random_state=0)
+    clf.fit(X, y, X_public=X_pub)
+    first = clf.teachers_
+    monkeypatch.setattr(DecisionTreeClassifier, "fit", lambda *a, **k: pytest.fail("a teacher was refit"))
+    clf.set_params(aggregator=ConfidentGNMax(threshold=8, sigma_threshold=2, sigma=1), student=RandomForestClassifier())
+    clf.fit(X, y, X_public=X_pub)
+    assert clf.teachers_ is first
