@@ -41,13 +41,16 @@ def _student_has(attr):
 
 
 def _seed(estimator, rng):
-    """Give every ``random_state`` parameter of ``estimator`` a seed from ``rng``.
+    """Give every ``random_state`` parameter of ``estimator`` a seed derived from ``rng``.
 
     As ``sklearn.ensemble`` does for its members, so that a seeded
     ``PATEClassifier`` is reproducible and teachers are not identical copies.
+    One draw from ``rng`` per estimator, whatever its parameters, so that
+    changing the student does not change the queries or the noise.
     """
+    own = np.random.default_rng(rng.integers(2**63))
     keys = [k for k in estimator.get_params(deep=True) if k == "random_state" or k.endswith("__random_state")]
-    estimator.set_params(**{k: int(rng.integers(np.iinfo(np.int32).max)) for k in sorted(keys)})
+    estimator.set_params(**{k: int(own.integers(np.iinfo(np.int32).max)) for k in sorted(keys)})
     return estimator
 
 
@@ -161,6 +164,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     public_labels_ : ndarray of shape (n_public,)
         Noisy label of every public row, ``-1`` where it was not queried or
         not answered (dtype object when the class labels are not numbers).
+    public_queried_ : ndarray of bool, shape (n_public,)
+        Public rows submitted to the teachers (answered or not).
     n_queries_ : int
         Public rows submitted to the teachers.
     n_answered_ : int
@@ -454,6 +459,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_answered_ = int(labeled.size)
         self.public_labels_ = np.full(n_public, -1, dtype=classes.dtype if classes.dtype.kind in "iuf" else object)
         self.public_labels_[labeled] = classes[labels[labeled]]
+        self.public_queried_ = queried
         self.privacy_report_ = report
         self.privacy_spent_ = (report.epsilon, self.delta)
         return self

@@ -1,0 +1,124 @@
+"""PATE with CNN teachers and students on Fashion-MNIST, on the CPU.
+
+250 CNN teachers share the 60,000 training images (240 each); the public pool
+is the first half of the test set, the evaluation set the second half;
+delta = 1e-5. Needs the files: ``apt-get install dataset-fashion-mnist``.
+
+Run: ``python benchmarks/fashion_mnist.py [--teachers 250] [--n-jobs 2]``
+(about 25 minutes on 2 cores).
+
+Prints (1) teacher training time per teacher under different torch/joblib
+thread settings, (2) one table over aggregators and students, with the
+teachers trained once and reused (``warm_start``) and (3) the non-private CNN
+on all 60,000 images.
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+from skpate import ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, PATEClassifier, Plurality
+from skpate.datasets import load_fashion_mnist
+from skpate.nets import make_cnn
+
+#: Small and fast: a teacher sees 240 images.
+TEACHER = dict(channels=(16, 32), hidden_units=64, max_epochs=20, batch_size=32)
+STUDENT = dict(channels=(32, 64), hidden_units=128, max_epochs=30, batch_size=32)
+
+
+def load():
+    X_train, y_train, X_test, y_test = load_fashion_mnist()
+
+    def flat(images):
+        return (images.reshape(len(images), -1) / 255.0).astype(np.float32)
+
+    half = len(X_test) // 2
+    return flat(X_train), y_train, flat(X_test[:half]), y_test[:half], flat(X_test[half:]), y_test[half:]
+
+
+def teacher_timing(X, y, X_public, n_jobs):
+    """Seconds per teacher for 10 teachers under three thread settings."""
+    rows = []
+    for label, jobs, threads in [
+        (f"{n_jobs} joblib workers x 1 torch thread", n_jobs, 1),
+        (f"{n_jobs} joblib workers x default torch threads", n_jobs, None),
+        ("1 process x default torch threads", 1, None),
+    ]:
+        clf = PATEClassifier(
+            make_cnn(**TEACHER, n_threads=threads), n_teachers=10, aggregator=Plurality(), max_queries=200,
+            random_state=0, n_jobs=jobs,
+        )  # fmt: skip
+        start = time.perf_counter()
+        clf.fit(X[:2400], y[:2400], X_public=X_public)
+        rows.append((label, (time.perf_counter() - start) / 10))
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--teachers", type=int, default=250)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    args = parser.parse_args()
+    X, y, X_public, y_public, X_eval, y_eval = load()
+    n = args.teachers
+
+    print("teacher training time (fit on 240 images + votes on 200 queries), seconds per teacher")
+    for label, seconds in teacher_timing(X, y, X_public, args.n_jobs):
+        print(f"  {label:48s} {seconds:6.2f}")
+
+    supervised = make_cnn(**STUDENT)
+    semi = make_cnn(**STUDENT, semi_supervised=True)
+    confident = ConfidentGNMax(threshold=0.6 * n, sigma_threshold=0.4 * n, sigma=0.16 * n)
+    settings = [  # name, aggregator, student, max_queries, n_rounds, query_strategy
+        ("plurality (non-private)", Plurality(), supervised, 1000, 1, "random"),
+        ("LNMax scale=20", LNMax(scale=20), supervised, 200, 1, "random"),
+        (f"GNMax sigma={0.16 * n:g}", GNMax(sigma=0.16 * n), supervised, 300, 1, "random"),
+        ("Confident-GNMax, supervised", confident, supervised, 1500, 1, "random"),
+        ("Confident-GNMax, semi-supervised (VAT)", confident, semi, 1500, 1, "random"),
+        ("Confident-GNMax, uncertainty, 3 rounds", confident, supervised, 1500, 3, "uncertainty"),
+        (
+            "Interactive-GNMax, 2 rounds, semi-supervised",
+            InteractiveGNMax(threshold=0.4 * n, sigma_threshold=0.4 * n, sigma=0.16 * n, confidence=0.9),
+            semi, 1500, 2, "random",
+        ),
+    ]  # fmt: skip
+    pate = PATEClassifier(
+        make_cnn(**TEACHER), n_teachers=n, delta=1e-5, warm_start=True, random_state=0, n_jobs=args.n_jobs
+    )
+    header = (
+        f"{'setting':46s} {'queries':>7s} {'answered':>8s} {'eps (dd)':>8s} {'eps (di)':>8s} "
+        f"{'label acc':>9s} {'student':>8s} {'fit s':>7s}"
+    )
+    print(f"\nFashion-MNIST, {n} CNN teachers, delta=1e-5 (teachers trained in the first row, then reused)")
+    print(header)
+    print("-" * len(header))
+    for name, aggregator, student, max_queries, n_rounds, strategy in settings:
+        pate.set_params(
+            aggregator=aggregator, student=student, max_queries=max_queries, n_rounds=n_rounds, query_strategy=strategy
+        )
+        start = time.perf_counter()
+        pate.fit(X, y, X_public=X_public)
+        seconds = time.perf_counter() - start
+        answered = pate.public_labels_ != -1
+        label_accuracy = np.mean(pate.public_labels_[answered] == y_public[answered])
+        report = pate.privacy_report_
+        print(
+            f"{name:46s} {pate.n_queries_:7d} {pate.n_answered_:8d} {report.epsilon:8.2f} "
+            f"{report.data_independent_epsilon:8.2f} {label_accuracy:9.3f} "
+            f"{pate.score(X_eval, y_eval):8.4f} {seconds:7.0f}",
+            flush=True,
+        )
+
+    start = time.perf_counter()
+    baseline = make_cnn(**{**STUDENT, "max_epochs": 8}, n_threads=None, random_state=0).fit(X, y)
+    print(
+        f"{'non-private CNN on all 60,000 images':46s} {'':7s} {'':8s} {'inf':>8s} {'inf':>8s} {'':9s} "
+        f"{baseline.score(X_eval, y_eval):8.4f} {time.perf_counter() - start:7.0f}"
+    )
+    print("eps (dd): data-dependent (not publishable as is); eps (di): data-independent. Student accuracy on the")
+    print("second half of the test set; label acc: noisy labels vs true labels on the answered queries.")
+
+
+if __name__ == "__main__":
+    main()
