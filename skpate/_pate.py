@@ -384,9 +384,10 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         labels = np.full(n_public, -1, dtype=np.int64)  # class index of each public row, -1: none
         queried = np.zeros(n_public, dtype=bool)
         votes, answered, probas = [], [], []
+        student_fitted = False
         for round_number, size in enumerate(round_sizes):
             candidates = np.flatnonzero(~queried)
-            if round_number == 0 or self.query_strategy == "random":
+            if not student_fitted or self.query_strategy == "random":
                 query_idx = np.sort(rng.choice(candidates, size=size, replace=False))
             else:  # PATE 2017 App. C: the rows the current student is least sure of
                 confidence = student.predict_proba(_safe_indexing(X_pub, candidates)).max(axis=1)
@@ -418,9 +419,9 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             proba = None
             if aggregator._needs_student:
                 proba = (
-                    np.full(round_votes.shape, 1.0 / classes.size)
-                    if round_number == 0
-                    else self._proba_in_classes(student, X_query, classes)
+                    self._proba_in_classes(student, X_query, classes)
+                    if student_fitted
+                    else np.full(round_votes.shape, 1.0 / classes.size)
                 )
             round_labels, round_answered = aggregator.aggregate(
                 round_votes, random_state=rng, student_proba=proba, return_answered=True
@@ -433,6 +434,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self._log(f"aggregated with {aggregator!r}: {np.count_nonzero(round_labels >= 0)} of {size} answered")
             if np.any(labels >= 0):
                 self._fit_student(student, X_pub, labels, classes, semi_supervised)
+                student_fitted = True
 
         votes = np.vstack(votes)
         answered = np.concatenate(answered)
