@@ -186,6 +186,8 @@ class CNNClassifier(ClassifierMixin, BaseEstimator):
 
     def _inputs(self, X):
         X = np.asarray(X, dtype=np.float32)
+        if not X.flags.writeable:  # joblib's read-only memmaps; torch wants writable memory
+            X = X.copy()
         expected = int(np.prod(self.image_shape))
         if X.ndim < 2 or int(np.prod(X.shape[1:])) != expected:
             raise ValueError(f"X must hold images of shape image_shape={tuple(self.image_shape)}; got {X.shape}.")
