@@ -247,7 +247,7 @@ def _gaussian_max_cost(values, sigma, orders, data_dependent, sensitivity=1.0):
     if not data_dependent:
         return _per_query(bounds.rdp_gaussian(sigma, orders, sensitivity=sensitivity), values.shape[0])
     logq = bounds.logq_gaussian(values, sigma)
-    return bounds.rdp_gaussian_data_dependent(logq, sigma / sensitivity, orders)
+    return bounds.rdp_gaussian_data_dependent(logq, sigma, orders, sensitivity=sensitivity)
 
 
 # --------------------------------------------------------------- mechanisms
@@ -357,7 +357,8 @@ class _ThresholdGNMax(_Aggregator):
             logq_check = bounds.logq_threshold(self._checked_count(votes, proba), self.threshold, sigma1)
             check = bounds.rdp_threshold_data_dependent(logq_check, sigma1, orders)
         else:
-            check = _per_query(bounds.rdp_gaussian(sigma1, orders, sensitivity=np.sqrt(0.5)), votes.shape[0])
+            independent = bounds.rdp_gaussian(sigma1, orders, sensitivity=bounds.THRESHOLD_SENSITIVITY)
+            check = _per_query(independent, votes.shape[0])
         answer = _gaussian_max_cost(votes, self.sigma, orders, data_dependent)
         # Adaptive composition: the answered mask is the released outcome of
         # the check, so the answer step is paid only where it ran.

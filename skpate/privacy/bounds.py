@@ -33,6 +33,10 @@ __all__ = [
 ]
 
 
+THRESHOLD_SENSITIVITY = np.sqrt(0.5)
+"""L2 sensitivity of one count (the threshold check) in units of ``sqrt(2)``."""
+
+
 def log1mexp(x):
     """``log(1 - exp(x))`` for ``x <= 0``, accurate at both ends.
 
@@ -132,14 +136,15 @@ def logq_threshold(top_count, threshold, sigma):
     return np.minimum(log_ndtr(z), log_ndtr(-z))
 
 
-def _no_subnormals(rdp):
-    """Round subnormal costs (below ~2.2e-308) up to the smallest normal double.
+def _at_least_tiny(rdp):
+    """Round a data-dependent cost of a query with ``q > 0`` up to >= the smallest normal double.
 
-    Subnormals carry few significant bits, enough to break monotonicity in
-    the order; rounding *up* keeps the bound valid.
+    Theorem 6's and Theorem 3's bounds are strictly positive when ``q > 0``,
+    but below ~2.2e-308 a double is subnormal (few significant bits, enough to
+    break monotonicity in the order) and below ~5e-324 it is 0, which would
+    charge a real query nothing. Rounding *up* keeps the bound valid.
     """
-    tiny = np.finfo(float).tiny
-    return np.where((rdp > 0) & (rdp < tiny), tiny, rdp)
+    return np.maximum(rdp, np.finfo(float).tiny)
 
 
 def _once_per_distinct_logq(bound):
@@ -150,10 +155,10 @@ def _once_per_distinct_logq(bound):
     ``(n_queries, n_orders)`` transcendental work.
     """
 
-    def wrapper(logq, *args):
+    def wrapper(logq, *args, **kwargs):
         logq = np.asarray(logq, dtype=float).ravel()
         distinct, inverse = np.unique(logq, return_inverse=True)
-        return bound(distinct, *args)[inverse]
+        return bound(distinct, *args, **kwargs)[inverse]
 
     wrapper.__doc__, wrapper.__name__ = bound.__doc__, bound.__name__
     return wrapper
@@ -208,7 +213,7 @@ def rdp_pure_dp_data_dependent(logq, eps, orders):
     log1q = log1mexp(safe_logq)
     log_ratio = log1q - log1mexp(safe_logq + eps)  # log((1-q) / (1 - e^eps q)) >= 0
     log_s = np.logaddexp(log1q + (lam - 1) * log_ratio, safe_logq + (lam - 1) * eps)
-    dependent = _no_subnormals(log_s / (lam - 1))
+    dependent = _at_least_tiny(log_s / (lam - 1))
     out = np.where(applies, np.minimum(dependent, independent), independent)
     return np.where(np.isneginf(logq), 0.0, out)
 
@@ -227,7 +232,7 @@ def rdp_gaussian(sigma, orders, sensitivity=1.0):
 
 
 @_once_per_distinct_logq
-def rdp_gaussian_data_dependent(logq, sigma, orders):
+def rdp_gaussian_data_dependent(logq, sigma, orders, sensitivity=1.0):
     """Data-dependent RDP of GNMax given ``log q`` ([PATE18] Theorem 6, Prop. 10).
 
     With the optimal higher orders of Proposition 10,
@@ -247,10 +252,14 @@ def rdp_gaussian_data_dependent(logq, sigma, orders):
         Upper bounds on ``log q``. The side conditions keep the bound in its
         range of monotonicity in ``q``, so an upper bound is safe.
     sigma : float
-        Standard deviation of the noise added to each count (GNMax); for a
-        mechanism with L2 sensitivity ``s`` instead of ``sqrt(2)`` pass
-        ``sigma * sqrt(2) / s``.
+        Standard deviation of the noise added to each count (GNMax).
     orders : array-like of shape (n_orders,)
+    sensitivity : float, default=1.0
+        L2 sensitivity in units of ``sqrt(2)``, as in :func:`rdp_gaussian`.
+        Theorem 6 holds for any mechanism that is ``(lam, lam / s^2)``-RDP, so
+        it is applied with ``s = sigma / sensitivity``; the data-independent
+        curve is :func:`rdp_gaussian` itself, so the minimum never exceeds it,
+        not even by rounding.
 
     Returns
     -------
@@ -258,8 +267,9 @@ def rdp_gaussian_data_dependent(logq, sigma, orders):
     """
     logq = np.asarray(logq, dtype=float)[:, None]
     lam = _as_orders(orders)
+    independent = np.broadcast_to(rdp_gaussian(sigma, lam, sensitivity), (logq.shape[0], lam.shape[1]))
+    sigma = sigma / sensitivity
     variance = sigma**2
-    independent = np.broadcast_to(lam / variance, (logq.shape[0], lam.shape[1]))
 
     neg_logq = np.maximum(-logq, 0.0)
     mu2 = sigma * np.sqrt(neg_logq)
@@ -281,7 +291,7 @@ def rdp_gaussian_data_dependent(logq, sigma, orders):
     log_a = log1q - log1mexp((safe_logq + safe_eps2) * (1.0 - 1.0 / safe_mu2))
     log_b = safe_eps1 - safe_logq / safe_mu2  # mu1 - 1 == mu2
     log_s = np.logaddexp(log1q + (lam - 1.0) * log_a, safe_logq + (lam - 1.0) * log_b)
-    dependent = _no_subnormals(log_s / (lam - 1.0))
+    dependent = _at_least_tiny(log_s / (lam - 1.0))
     out = np.where(applies, np.minimum(dependent, independent), independent)
     return np.where(np.isneginf(logq), 0.0, out)
 
@@ -291,6 +301,6 @@ def rdp_threshold_data_dependent(logq, sigma, orders):
 
     The check ``max_j v_j + N(0, sigma^2) >= T`` has two outcomes and ``max_j v_j``
     has L2 sensitivity 1 (GNMax's histogram has ``sqrt(2)``), so it is Theorem 6
-    with noise ``sqrt(2) sigma`` and ``q`` from :func:`logq_threshold`.
+    with ``sensitivity = 1 / sqrt(2)`` and ``q`` from :func:`logq_threshold`.
     """
-    return rdp_gaussian_data_dependent(logq, np.sqrt(2.0) * sigma, orders)
+    return rdp_gaussian_data_dependent(logq, sigma, orders, sensitivity=THRESHOLD_SENSITIVITY)

@@ -26,7 +26,10 @@ def check_orders(orders):
     """Validate an order grid: a 1-d array of finite floats > 1 (``None`` = default)."""
     if orders is None:
         return DEFAULT_ORDERS
-    orders = np.atleast_1d(np.asarray(orders, dtype=float))
+    try:
+        orders = np.atleast_1d(np.asarray(orders, dtype=float))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"orders must be a 1-d array of floats > 1, got {orders!r}.") from exc
     if orders.ndim != 1 or orders.size == 0:
         raise ValueError(f"orders must be a non-empty 1-d array of floats > 1, got shape {orders.shape}.")
     if not np.all(np.isfinite(orders)) or np.any(orders <= 1):
