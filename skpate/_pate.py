@@ -1,5 +1,6 @@
 """PATEClassifier: partition -> teachers -> votes -> noisy aggregation -> student."""
 
+import copy
 import time
 from numbers import Integral, Real
 
@@ -14,7 +15,7 @@ from sklearn.utils.validation import _num_samples, check_array, check_is_fitted,
 
 from . import aggregators as agg
 from ._partition import disjoint_partitions
-from .privacy import analyze
+from .privacy import RDPAccountant, analyze
 
 __all__ = ["PATEClassifier"]
 
@@ -146,6 +147,12 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Seeds, in this order, the partition, the teachers' and the student's
         own seeds, then, round by round, the choice of queries and the noise.
         None draws fresh OS entropy at every fit.
+    accountant : skpate.privacy.RDPAccountant, default=None
+        Budget shared by every fit on the same private data. The fit
+        reserves its worst-case data-independent cost before any teacher is
+        trained (and is refused if it does not fit), then is charged its
+        actual data-independent cost. Shared by every clone, so a
+        ``GridSearchCV`` charges all its fits to it.
     n_jobs : int, default=None
         Number of joblib jobs that fit the teachers (``-1``: all cores).
     verbose : int, default=0
@@ -156,7 +163,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     ----------
     teachers_ : list of estimators
         The fitted teachers. They are trained on private data: never publish
-        them, nor this object; publish ``student_``.
+        them, nor this object; publish :meth:`export_student`.
     student_ : estimator
         The fitted student.
     classes_ : ndarray of shape (n_classes,)
@@ -227,6 +234,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "semi_supervised": ["boolean", StrOptions({"auto"})],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
+        "accountant": [None, RDPAccountant],
         "n_jobs": [None, Integral],
         "verbose": ["verbose"],
     }
@@ -244,6 +252,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         semi_supervised="auto",
         warm_start=False,
         random_state=None,
+        accountant=None,
         n_jobs=None,
         verbose=0,
     ):
@@ -258,6 +267,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.semi_supervised = semi_supervised
         self.warm_start = warm_start
         self.random_state = random_state
+        self.accountant = accountant
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -376,14 +386,75 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n_public = _num_samples(X_pub)
         n_queries = n_public if self.max_queries is None else min(self.max_queries, n_public)
         round_sizes = [len(chunk) for chunk in np.array_split(np.arange(n_queries), self.n_rounds) if len(chunk)]
+        orders = None if self.accountant is None else self.accountant.orders
+        reservation = None
+        if self.accountant is not None:  # refused here, before any teacher sees data
+            reservation = self.accountant.reserve(
+                aggregator.worst_case_rdp(n_queries, self.n_teachers, orders),
+                label=f"PATEClassifier({type(self.estimator).__name__}, {aggregator!r}, {n_queries} queries)",
+            )
+        votes, answered, probas = [], [], []  # filled round by round
+        try:
+            teachers, labels, queried = self._query_rounds(
+                aggregator, teachers, student, partitions, X_private, y_private, X_pub, classes, round_sizes,
+                semi_supervised, rng, votes, answered, probas,
+            )  # fmt: skip
+        except BaseException:
+            # Nothing released yet: void the reservation. Otherwise the
+            # answers are out and the worst case stays charged.
+            if reservation is not None and not votes:
+                self.accountant.cancel(reservation)
+            raise
+        votes = np.vstack(votes)
+        answered = np.concatenate(answered)
+        report = analyze(
+            votes,
+            aggregator,
+            self.delta,
+            answered=answered,
+            orders=orders,
+            student_proba=np.vstack(probas) if aggregator._needs_student else None,
+        )
+        if reservation is not None:
+            self.accountant.settle(reservation, report.data_independent_rdp)
+        labeled = np.flatnonzero(labels >= 0)
+        if labeled.size == 0:
+            raise ValueError(
+                f"{aggregator!r} answered none of the {n_queries} queries, so there is nothing to train the student "
+                "on; lower the threshold, raise max_queries or use more public rows. The queries were still paid "
+                f"for: data-independent epsilon {report.data_independent_epsilon:.3g} at delta {self.delta:g}."
+            )
+
+        validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
+        self.classes_ = classes
+        self.teachers_ = teachers
+        self.student_ = student
+        self.n_queries_ = n_queries
+        self.n_answered_ = int(labeled.size)
+        self.public_labels_ = np.full(n_public, -1, dtype=classes.dtype if classes.dtype.kind in "iuf" else object)
+        self.public_labels_[labeled] = classes[labels[labeled]]
+        self.public_queried_ = queried
+        self.privacy_report_ = report
+        self.privacy_spent_ = (report.epsilon, self.delta)
+        return self
+
+    def _query_rounds(
+        self, aggregator, teachers, student, partitions, X_private, y_private, X_pub, classes, round_sizes,
+        semi_supervised, rng, votes, answered, probas,
+    ):  # fmt: skip
+        """Fit the teachers, then, round by round, choose queries, vote, aggregate and fit the student.
+
+        Appends each round's votes, answered mask and student probabilities
+        to ``votes``, ``answered``, ``probas`` as soon as it is aggregated.
+        """
         # One joblib task per batch of teachers: data is shipped once per batch.
         batches = np.array_split(np.arange(self.n_teachers), min(effective_n_jobs(self.n_jobs), self.n_teachers))
         reuse = self.warm_start and len(getattr(self, "teachers_", ())) == self.n_teachers
         if reuse:
             teachers = self.teachers_
+        n_public = _num_samples(X_pub)
         labels = np.full(n_public, -1, dtype=np.int64)  # class index of each public row, -1: none
         queried = np.zeros(n_public, dtype=bool)
-        votes, answered, probas = [], [], []
         student_fitted = False
         for round_number, size in enumerate(round_sizes):
             candidates = np.flatnonzero(~queried)
@@ -436,35 +507,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 self._fit_student(student, X_pub, labels, classes, semi_supervised)
                 student_fitted = True
 
-        votes = np.vstack(votes)
-        answered = np.concatenate(answered)
-        report = analyze(
-            votes,
-            aggregator,
-            self.delta,
-            answered=answered,
-            student_proba=np.vstack(probas) if aggregator._needs_student else None,
-        )
-        labeled = np.flatnonzero(labels >= 0)
-        if labeled.size == 0:
-            raise ValueError(
-                f"{aggregator!r} answered none of the {n_queries} queries, so there is nothing to train the student "
-                "on; lower the threshold, raise max_queries or use more public rows. The queries were still paid "
-                f"for: data-independent epsilon {report.data_independent_epsilon:.3g} at delta {self.delta:g}."
-            )
-
-        validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
-        self.classes_ = classes
-        self.teachers_ = teachers
-        self.student_ = student
-        self.n_queries_ = n_queries
-        self.n_answered_ = int(labeled.size)
-        self.public_labels_ = np.full(n_public, -1, dtype=classes.dtype if classes.dtype.kind in "iuf" else object)
-        self.public_labels_[labeled] = classes[labels[labeled]]
-        self.public_queried_ = queried
-        self.privacy_report_ = report
-        self.privacy_spent_ = (report.epsilon, self.delta)
-        return self
+        return teachers, labels, queried
 
     def _fit_student(self, student, X_pub, labels, classes, semi_supervised):
         """Fit the student on the labeled public rows (all public rows, -1 for the rest, if semi-supervised)."""
@@ -496,6 +539,30 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Rows labeled -1 (scikit-learn's semi-supervised convention)."""
         y = np.asarray(y)
         return np.zeros(y.shape[0], dtype=bool) if y.dtype.kind in "USb" else np.asarray(y == -1, dtype=bool)
+
+    # ------------------------------------------------------------ publish
+
+    def export_student(self):
+        """The publishable artifact: an independent copy of the fitted student.
+
+        A fitted ``PATEClassifier`` is private: it keeps its teachers (for
+        ``warm_start``, more rounds, and analysis), which were trained on
+        private rows, and its ``privacy_report_`` holds the data-dependent
+        per-query costs derived from the raw votes. Publishing it (or its
+        pickle) voids every guarantee. The student was trained only on
+        public rows and the aggregator's noisy labels, so it is covered by
+        the guarantee: publish this copy, together with
+        ``privacy_report_.data_independent_epsilon`` (or the sanitized
+        epsilon), never the data-dependent ``privacy_spent_``.
+
+        Returns
+        -------
+        student : estimator
+            A deep copy of ``student_``; holds no reference to this object,
+            the teachers, private rows or votes.
+        """
+        check_is_fitted(self, "student_")
+        return copy.deepcopy(self.student_)
 
     # ------------------------------------------------------------- predict
 

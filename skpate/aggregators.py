@@ -15,10 +15,11 @@ import numbers
 import warnings
 
 import numpy as np
+from scipy.optimize import brentq
 from sklearn.base import BaseEstimator
 
 from .privacy import bounds
-from .privacy.rdp import check_orders
+from .privacy.rdp import check_delta, check_orders, rdp_to_dp
 
 __all__ = [
     "PrivacyLeakWarning",
@@ -210,6 +211,57 @@ class _Aggregator(BaseEstimator):
         proba = _check_student_proba(student_proba, votes, type(self).__name__) if self._needs_student else None
         return self._cost(votes, answered, orders, bool(data_dependent), proba)
 
+    def worst_case_rdp(self, n_queries, n_teachers, orders=None):
+        """Data-independent RDP of ``n_queries`` queries, every one answered, shape ``(n_orders,)``.
+
+        What a fit can cost at most, known before any teacher votes: the
+        data-independent curve depends on the parameters and on which
+        queries are answered, and answering all of them is the worst case.
+        """
+        orders = check_orders(orders)
+        votes = np.array([[n_teachers, 0]])  # any histogram: the bound ignores it
+        proba = np.full(votes.shape, 0.5) if self._needs_student else None
+        one = self.privacy_cost(votes, answered=[True], orders=orders, data_dependent=False, student_proba=proba)
+        return n_queries * one[0]
+
+
+def _epsilon_for_noise(aggregator, n_queries, delta, orders):
+    # The bound ignores the votes; enough teachers to pass parameter validation.
+    n_teachers = int(np.ceil(getattr(aggregator, "threshold", 1)))
+    rdp = aggregator.worst_case_rdp(n_queries, n_teachers=n_teachers, orders=orders)
+    return rdp_to_dp(orders, rdp, delta)[0]
+
+
+def _smallest_noise(make, epsilon, delta, n_queries, orders):
+    """Smallest noise ``x`` such that ``make(x)``'s data-independent epsilon is ``<= epsilon``.
+
+    The data-independent epsilon of ``n_queries`` answered queries decreases
+    in the noise, so a root finder on ``log x`` brackets the exact answer;
+    the result is rounded *up* so that the budget is met.
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0 < epsilon < np.inf:
+        raise ValueError(f"epsilon must be a positive finite number, got {epsilon!r}.")
+    if isinstance(n_queries, bool) or not isinstance(n_queries, numbers.Integral) or n_queries < 1:
+        raise ValueError(f"n_queries must be a positive integer, got {n_queries!r}.")
+    delta, orders = check_delta(delta), check_orders(orders)
+
+    # Aim a hair below the target: summing n per-query curves rounds differently from n * curve.
+    target = epsilon * (1.0 - 1e-9)
+
+    def excess(log_noise):
+        return _epsilon_for_noise(make(np.exp(log_noise)), n_queries, delta, orders) - target
+
+    low, high = -10.0, 10.0
+    while excess(high) > 0:  # tiny budgets need a lot of noise
+        low, high = high, high + 10.0
+    while excess(low) <= 0:
+        low, high = low - 10.0, low
+    log_noise = brentq(excess, low, high, xtol=1e-10, rtol=1e-12)
+    noise = np.exp(log_noise)
+    while excess(np.log(noise)) > 0:
+        noise = np.nextafter(noise, np.inf) * (1 + 1e-12)
+    return float(noise)
+
 
 def _per_query(curve, n_queries):
     return np.broadcast_to(curve[None, :], (n_queries, curve.size)).copy()
@@ -289,6 +341,35 @@ class LNMax(_Aggregator):
     def __init__(self, scale=20.0):
         self.scale = scale
 
+    @classmethod
+    def for_budget(cls, epsilon, delta, n_queries, orders=None):
+        """LNMax with the smallest ``scale`` whose data-independent cost is ``(epsilon, delta)``.
+
+        Computed from the parameters only, so it is safe to call before
+        seeing any data.
+
+        Parameters
+        ----------
+        epsilon : float > 0
+            Target epsilon of all ``n_queries`` queries together.
+        delta : float in (0, 1)
+        n_queries : int
+            Queries that will be submitted (all assumed answered).
+        orders : array-like of float > 1, optional
+            RDP orders of the conversion; default :data:`skpate.privacy.DEFAULT_ORDERS`.
+
+        Returns
+        -------
+        aggregator : LNMax
+
+        Examples
+        --------
+        >>> from skpate import LNMax
+        >>> LNMax.for_budget(epsilon=2.0, delta=1e-5, n_queries=100).scale > 20
+        True
+        """
+        return cls(scale=_smallest_noise(lambda scale: cls(scale=scale), epsilon, delta, n_queries, orders))
+
     def _validate(self, n_teachers):
         _check_positive("scale", self.scale)
 
@@ -315,6 +396,35 @@ class GNMax(_Aggregator):
 
     def __init__(self, sigma=40.0):
         self.sigma = sigma
+
+    @classmethod
+    def for_budget(cls, epsilon, delta, n_queries, orders=None):
+        """GNMax with the smallest ``sigma`` whose data-independent cost is ``(epsilon, delta)``.
+
+        Computed from the parameters only, so it is safe to call before
+        seeing any data.
+
+        Parameters
+        ----------
+        epsilon : float > 0
+            Target epsilon of all ``n_queries`` queries together.
+        delta : float in (0, 1)
+        n_queries : int
+            Queries that will be submitted (all assumed answered).
+        orders : array-like of float > 1, optional
+            RDP orders of the conversion; default :data:`skpate.privacy.DEFAULT_ORDERS`.
+
+        Returns
+        -------
+        aggregator : GNMax
+
+        Examples
+        --------
+        >>> from skpate import GNMax
+        >>> round(GNMax.for_budget(epsilon=2.0, delta=1e-5, n_queries=1000).sigma)
+        112
+        """
+        return cls(sigma=_smallest_noise(lambda sigma: cls(sigma=sigma), epsilon, delta, n_queries, orders))
 
     def _validate(self, n_teachers):
         _check_positive("sigma", self.sigma)
@@ -395,6 +505,44 @@ class ConfidentGNMax(_ThresholdGNMax):
         self.threshold = threshold
         self.sigma_threshold = sigma_threshold
         self.sigma = sigma
+
+    @classmethod
+    def for_budget(cls, epsilon, delta, n_queries, threshold, sigma_ratio=3.75, orders=None):
+        """Confident-GNMax for a ``threshold`` whose data-independent cost is ``(epsilon, delta)``.
+
+        Picks the smallest ``sigma`` with ``sigma_threshold = sigma_ratio *
+        sigma`` such that ``n_queries`` queries, every one answered (the
+        worst case), cost at most ``(epsilon, delta)`` in the data-independent
+        analysis; safe to call before seeing any data. The data-dependent
+        cost is usually far lower, but it is not publishable as is.
+
+        Parameters
+        ----------
+        epsilon : float > 0
+            Target epsilon of all ``n_queries`` queries together.
+        delta : float in (0, 1)
+        n_queries : int
+            Queries that will be submitted (all assumed answered).
+        orders : array-like of float > 1, optional
+            RDP orders of the conversion; default :data:`skpate.privacy.DEFAULT_ORDERS`.
+        threshold : float
+            ``T``; keep it at most the number of teachers.
+        sigma_ratio : float, default=3.75
+            ``sigma_threshold / sigma`` (PATE 2018's MNIST setting, 150 / 40).
+            The threshold check costs ``lam / (2 sigma_threshold^2)`` per
+            query, the answer ``lam / sigma^2``.
+
+        Returns
+        -------
+        aggregator : ConfidentGNMax
+        """
+        _check_positive("sigma_ratio", sigma_ratio)
+        _check_positive("threshold", threshold)
+
+        def make(sigma):
+            return cls(threshold=threshold, sigma_threshold=sigma_ratio * sigma, sigma=sigma)
+
+        return make(_smallest_noise(make, epsilon, delta, n_queries, orders))
 
     def _checked_count(self, votes, proba):
         return votes.max(axis=1).astype(float)

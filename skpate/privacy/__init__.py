@@ -5,10 +5,13 @@ for a vote matrix; ``rdp_to_dp`` converts a composed RDP curve.
 """
 
 from . import bounds
+from .accountant import BudgetExceededError, RDPAccountant
 from .rdp import DEFAULT_ORDERS, check_delta, check_orders, compose, rdp_to_dp
 from .report import PrivacyReport, analyze
 
 __all__ = [
+    "BudgetExceededError",
+    "RDPAccountant",
     "DEFAULT_ORDERS",
     "PrivacyReport",
     "analyze",
