@@ -60,7 +60,13 @@ def _vote(teachers, X_query, classes):
     votes = np.zeros((_num_samples(X_query), len(classes)), dtype=np.int64)
     rows = np.arange(votes.shape[0])
     for teacher in teachers:
-        np.add.at(votes, (rows, np.searchsorted(classes, teacher.predict(X_query))), 1)
+        try:
+            predicted = teacher.predict(X_query)
+        except ValueError as exc:  # e.g. NaN or inf in public rows the teachers cannot handle
+            raise ValueError(
+                f"the teachers could not label the public rows (X_public, or rows of X with y == -1): {exc}"
+            ) from exc
+        np.add.at(votes, (rows, np.searchsorted(classes, predicted)), 1)
     return votes
 
 
@@ -318,7 +324,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(
                     "public rows were given twice: as X_public and as rows of X with y == -1; use one of the two."
                 )
-            X_pub = self._check_X(X_public)
+            X_pub = X_public if _num_samples(X_public) == 0 else self._check_X(X_public)  # empty: error below
             if hasattr(X, "shape") and hasattr(X_pub, "shape") and X_pub.shape[1:] != X.shape[1:]:
                 raise ValueError(
                     f"X_public must have the features of X: shape {X_pub.shape} vs {X.shape} (rows, features...)."
