@@ -16,6 +16,7 @@ from sklearn.utils.validation import _num_samples, check_array, check_is_fitted,
 from . import aggregators as agg
 from ._partition import disjoint_partitions
 from .privacy import RDPAccountant, analyze
+from .privacy.smooth import default_parameters, gnss_rdp
 
 __all__ = ["PATEClassifier"]
 
@@ -153,6 +154,14 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Seeds, in this order, the partition, the teachers' and the student's
         own seeds, then, round by round, the choice of queries and the noise.
         None draws fresh OS entropy at every fit.
+    sanitize_order : "auto", float > 1 or None, default="auto"
+        For GNMax and Confident-GNMax, release the data-dependent epsilon
+        with smooth sensitivity and Gaussian noise (PATE 2018 App. B) as
+        ``privacy_report_.sanitized_epsilon``, at this RDP order. ``"auto"``:
+        the order of the data-dependent epsilon (the papers' practice; that
+        choice depends on the votes). A number fixed before seeing the data
+        makes the release fully covered by the guarantee. None: no release.
+        The release's own cost is included in the data-independent epsilon.
     accountant : skpate.privacy.RDPAccountant, default=None
         Budget shared by every fit on the same private data. The fit
         reserves its worst-case data-independent cost before any teacher is
@@ -186,10 +195,12 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     privacy_spent_ : tuple of (float, float)
         ``(epsilon, delta)`` from the papers' *data-dependent* analysis. It is
         computed from the private votes, so it is itself sensitive: publish
-        ``privacy_report_.data_independent_epsilon`` instead.
+        ``privacy_report_.data_independent_epsilon`` (a guaranteed bound) or
+        ``privacy_report_.sanitized_epsilon`` (a DP estimate) instead.
     privacy_report_ : skpate.PrivacyReport
-        The full accounting (data-dependent and data-independent epsilons,
-        RDP curves).
+        The full accounting: ``data_independent_epsilon`` (publishable
+        bound), ``epsilon`` (data-dependent, private), ``sanitized_epsilon``
+        (publishable estimate), RDP curves.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -240,6 +251,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "semi_supervised": ["boolean", StrOptions({"auto"})],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
+        "sanitize_order": [None, StrOptions({"auto"}), Interval(Real, 1, None, closed="neither")],
         "accountant": [None, RDPAccountant],
         "n_jobs": [None, Integral],
         "verbose": ["verbose"],
@@ -258,6 +270,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         semi_supervised="auto",
         warm_start=False,
         random_state=None,
+        sanitize_order="auto",
         accountant=None,
         n_jobs=None,
         verbose=0,
@@ -273,6 +286,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.semi_supervised = semi_supervised
         self.warm_start = warm_start
         self.random_state = random_state
+        self.sanitize_order = sanitize_order
         self.accountant = accountant
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -380,6 +394,12 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             groups = groups[~self._public_mask(y)]
         # Fail on parameters before any teacher sees data (e.g. threshold > n_teachers).
         aggregator._validate(self.n_teachers)
+        sanitize_order = self.sanitize_order if aggregator._sanitizable else None
+        if self.accountant is not None and sanitize_order == "auto":
+            raise ValueError(
+                "with an accountant, the sanitized release must be budgeted before the fit: set sanitize_order to "
+                "a number fixed in advance (e.g. 20) or to None; 'auto' picks it from the private votes."
+            )
 
         # Fitted attributes are set only once the whole fit succeeded.
         rng = agg.check_generator(self.random_state)
@@ -395,8 +415,11 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         orders = None if self.accountant is None else self.accountant.orders
         reservation = None
         if self.accountant is not None:  # refused here, before any teacher sees data
+            worst = aggregator.worst_case_rdp(n_queries, self.n_teachers, orders)
+            if sanitize_order is not None:
+                worst = worst + gnss_rdp(*default_parameters(sanitize_order), orders)
             reservation = self.accountant.reserve(
-                aggregator.worst_case_rdp(n_queries, self.n_teachers, orders),
+                worst,
                 label=f"PATEClassifier({type(self.estimator).__name__}, {aggregator!r}, {n_queries} queries)",
             )
         votes, answered, probas = [], [], []  # filled round by round
@@ -420,6 +443,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             answered=answered,
             orders=orders,
             student_proba=np.vstack(probas) if aggregator._needs_student else None,
+            sanitize_order=sanitize_order,
+            random_state=rng,
         )
         if reservation is not None:
             self.accountant.settle(reservation, report.data_independent_rdp)

@@ -148,6 +148,8 @@ class _Aggregator(BaseEstimator):
     _needs_student = False
     #: False only for the non-private baseline.
     is_private = True
+    #: Whether skpate.privacy.sanitize can release its data-dependent cost.
+    _sanitizable = False
 
     def _validate(self, n_teachers):
         """Check parameters against the number of teachers; raise ValueError."""
@@ -394,6 +396,8 @@ class GNMax(_Aggregator):
     ``sqrt(2)``); data-dependent PATE 2018 Thm. 6 with Prop. 7's ``q``.
     """
 
+    _sanitizable = True
+
     def __init__(self, sigma=40.0):
         self.sigma = sigma
 
@@ -500,6 +504,8 @@ class ConfidentGNMax(_ThresholdGNMax):
     (``max_j v_j`` has sensitivity 1), data-dependent Thm. 6 with
     ``q = min(p, 1 - p)``. Answered queries also pay GNMax(``sigma``).
     """
+
+    _sanitizable = True
 
     def __init__(self, threshold=200.0, sigma_threshold=150.0, sigma=40.0):
         self.threshold = threshold

@@ -23,7 +23,7 @@ def data():
 
 
 def pate(accountant, **params):
-    defaults = dict(n_teachers=20, aggregator=GNMax(sigma=20.0), max_queries=50, random_state=0)
+    defaults = dict(n_teachers=20, aggregator=GNMax(sigma=20.0), max_queries=50, random_state=0, sanitize_order=None)
     defaults.update(params)
     return PATEClassifier(DecisionTreeClassifier(max_depth=4), accountant=accountant, **defaults)
 
@@ -57,7 +57,7 @@ def test_fit_over_budget_is_refused_before_any_teacher_is_trained(data):
     accountant = RDPAccountant(epsilon=0.5, delta=1e-5)
     # max_depth=-1 would make every teacher's fit raise: the budget error must come first.
     clf = PATEClassifier(DecisionTreeClassifier(max_depth=-1), n_teachers=20, aggregator=GNMax(sigma=1.0),
-                         accountant=accountant)  # fmt: skip
+                         accountant=accountant, sanitize_order=None)  # fmt: skip
     with pytest.raises(BudgetExceededError, match="budget 0.5"):
         clf.fit(X, y, X_public=X_pub)
     assert accountant.n_fits == 0 and accountant.spent_epsilon == 0.0
@@ -74,7 +74,7 @@ def test_fit_failing_before_any_vote_is_not_charged_but_one_failing_after_is(dat
     X, y, X_pub = data
     accountant = RDPAccountant(epsilon=1e4, delta=1e-5)
     broken = PATEClassifier(DecisionTreeClassifier(max_depth=-1), n_teachers=20, aggregator=GNMax(sigma=20.0),
-                            max_queries=50, accountant=accountant)  # fmt: skip
+                            max_queries=50, accountant=accountant, sanitize_order=None)  # fmt: skip
     with pytest.raises(Exception):
         broken.fit(X, y, X_public=X_pub)
     assert accountant.n_fits == 1 and accountant.spent_epsilon == 0.0
@@ -94,6 +94,21 @@ def test_composition_in_rdp_is_tighter_than_adding_epsilons(data):
     assert accountant.spent_epsilon < sum(singles)
     assert accountant.spent_epsilon > max(singles)
     np.testing.assert_allclose(accountant.rdp, 3 * GNMax(20.0).worst_case_rdp(50, 20))
+
+
+def test_sanitized_release_is_budgeted_in_advance(data):
+    X, y, X_pub = data
+    accountant = RDPAccountant(epsilon=50.0, delta=1e-5)
+    with pytest.raises(ValueError, match="sanitize_order"):
+        pate(accountant, sanitize_order="auto").fit(X, y, X_public=X_pub)
+    assert accountant.n_fits == 0
+    report = pate(accountant, sanitize_order=20.0).fit(X, y, X_public=X_pub).privacy_report_
+    assert report.sanitization.order == 20.0 and report.sanitized_epsilon > 0
+    # The release is a mechanism on the private data: charged with the labels.
+    np.testing.assert_allclose(accountant.rdp, report.data_independent_rdp)
+    without = pate(None).fit(X, y, X_public=X_pub).privacy_report_
+    assert np.all(report.data_independent_rdp > without.data_independent_rdp)
+    assert report.data_independent_epsilon > without.data_independent_epsilon
 
 
 def test_clone_and_deepcopy_share_the_accountant(data):

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .rdp import check_delta, check_orders, compose, rdp_to_dp
+from .smooth import SanitizedEpsilon, gnss_rdp, sanitize
 
 __all__ = ["PrivacyReport", "analyze"]
 
@@ -24,7 +25,8 @@ class PrivacyReport:
     data_independent_epsilon : float
         Epsilon from the data-independent bound: a function of the noise
         parameters, the number of queries and the released outputs only, so
-        it is safe to publish. Always ``>= epsilon``.
+        it is safe to publish. Always ``>= epsilon``. Includes the cost of
+        the sanitized release when one was made.
     data_independent_order : float
     delta : float
     method : str
@@ -39,6 +41,14 @@ class PrivacyReport:
     data_independent_rdp : ndarray of shape (n_orders,)
     rdp_per_query : ndarray of shape (n_queries, n_orders)
         Data-dependent RDP of each query (derived from the private votes).
+    sanitized_epsilon : float or None
+        A differentially private release of the data-dependent epsilon
+        (smooth sensitivity + GNSS, PATE 2018 App. B), including the cost
+        of the release itself: publishable, but an *estimate* (it may fall
+        below ``epsilon``). ``None`` when not computed (aggregators other
+        than GNMax and Confident-GNMax, or ``sanitize=False``).
+    sanitization : SanitizedEpsilon or None
+        Parameters and parts of that release.
     aggregator : str
         ``repr`` of the aggregator.
     is_private : bool
@@ -60,6 +70,11 @@ class PrivacyReport:
     rdp_per_query: np.ndarray = field(compare=False)
     aggregator: str = ""
     is_private: bool = True
+    sanitization: SanitizedEpsilon = field(default=None, compare=False)
+
+    @property
+    def sanitized_epsilon(self):
+        return None if self.sanitization is None else self.sanitization.epsilon
 
     def __repr__(self):
         return (
@@ -83,10 +98,28 @@ class PrivacyReport:
                 f"  data-dependent epsilon:   {self.epsilon:.4g} "
                 f"(order {self.order:g}; depends on the private votes, do not publish as is)",
             ]
+            + (
+                []
+                if self.sanitization is None
+                else [
+                    f"  sanitized epsilon:        {self.sanitized_epsilon:.4g} "
+                    f"(order {self.sanitization.order:g}; a DP estimate of the data-dependent one, publishable)"
+                ]
+            )
         )
 
 
-def analyze(votes, aggregator, delta, answered=None, orders=None, student_proba=None, method="classic"):
+def analyze(
+    votes,
+    aggregator,
+    delta,
+    answered=None,
+    orders=None,
+    student_proba=None,
+    method="classic",
+    sanitize_order=None,
+    random_state=None,
+):
     """Privacy report of aggregating ``votes`` with ``aggregator``.
 
     The entry point for teachers trained anywhere: only their votes are needed.
@@ -107,6 +140,14 @@ def analyze(votes, aggregator, delta, answered=None, orders=None, student_proba=
         For ``InteractiveGNMax``.
     method : {"classic", "improved"}, default="classic"
         RDP-to-DP conversion (see :func:`skpate.privacy.rdp_to_dp`).
+    sanitize_order : float > 1, "auto" or None, default=None
+        For GNMax and Confident-GNMax, also release the data-dependent
+        epsilon with :func:`skpate.privacy.sanitize` at this order:
+        ``"auto"`` uses the order of the data-dependent epsilon (the papers'
+        practice; the choice of order itself then depends on the votes), a
+        number fixes it in advance (fully covered). None: no release.
+    random_state : None, int or numpy.random.Generator
+        Noise of the sanitized release.
 
     Returns
     -------
@@ -132,6 +173,19 @@ def analyze(votes, aggregator, delta, answered=None, orders=None, student_proba=
     epsilon_independent, order_independent = rdp_to_dp(orders, rdp_independent, delta, method)
     n_queries = per_query.shape[0]
     n_answered = n_queries if answered is None else int(np.count_nonzero(answered))
+    sanitization = None
+    if sanitize_order is not None and getattr(aggregator, "_sanitizable", False):
+        sanitization = sanitize(
+            votes,
+            aggregator,
+            delta,
+            order if isinstance(sanitize_order, str) and sanitize_order == "auto" else sanitize_order,
+            answered=answered,
+            random_state=random_state,
+        )
+        # The release is a mechanism on the private votes too: the guarantee covers it.
+        rdp_independent = rdp_independent + gnss_rdp(sanitization.beta, sanitization.sigma, orders)
+        epsilon_independent, order_independent = rdp_to_dp(orders, rdp_independent, delta, method)
     return PrivacyReport(
         epsilon=epsilon,
         order=order,
@@ -147,4 +201,5 @@ def analyze(votes, aggregator, delta, answered=None, orders=None, student_proba=
         rdp_per_query=per_query,
         aggregator=repr(aggregator),
         is_private=bool(getattr(aggregator, "is_private", True)),
+        sanitization=sanitization,
     )
