@@ -30,7 +30,7 @@ from scipy.special import log_ndtr, logsumexp
 from . import bounds
 from .rdp import check_delta
 
-__all__ = ["SanitizedEpsilon", "gnss_rdp", "smooth_sensitivity", "sanitize"]
+__all__ = ["SanitizedEpsilon", "gnss_rdp", "local_sensitivity_bounds", "smooth_sensitivity", "sanitize"]
 
 
 def gnss_rdp(beta, sigma, orders):
@@ -91,44 +91,177 @@ def _gaussian_logq_range(votes, sigma, distance):
     return np.minimum(low, cap), np.minimum(high, cap)
 
 
-def _threshold_logq_range(count, threshold, sigma, distance):
-    """``log q`` bounds of the threshold check over counts within ``distance`` of ``count``.
+def _range_max(table, first, last):
+    """Maximum of ``values[first:last + 1]`` for arrays of index pairs, from a sparse table."""
+    level = np.floor(np.log2(last - first + 1)).astype(int)
+    return np.maximum(table[level, first], table[level, last - (1 << level) + 1])
 
-    ``q(c) = min(Phi(z), Phi(-z))`` with ``z = (c - T) / sigma`` is largest at
-    the count nearest ``T`` and smallest at an end of ``[c - k, c + k]``.
+
+def _sparse_table(values):
+    """``table[l, i] = max(values[i : i + 2**l])`` (padded), for O(1) range maxima."""
+    table = [np.asarray(values, dtype=float)]
+    width = 1
+    while 2 * width <= table[0].size:
+        previous = table[-1]
+        table.append(np.maximum(previous, np.concatenate([previous[width:], np.full(width, -np.inf)])))
+        width *= 2
+    return np.array(table)
+
+
+class _GNMaxPart:
+    """Answer step of GNMax: bounds on each query's local sensitivity within distance ``k``.
+
+    Two bounds, each valid and nested in ``k``; their minimum is used.
+
+    *Range*: the cost's width over histograms within ``k + 1``
+    (:func:`_gaussian_logq_range`).
+
+    *Profile*: a histogram ``h`` with ``q(h) = x`` has all neighbours' ``q``
+    in ``[r x, min(cap, R x)]``: each term ``Phi(-e / (sqrt 2 sigma))``
+    changes by a factor ``Phi(-(e -+ 2) / s) / Phi(-e / s)``, which is
+    monotone in the gap ``e`` (``log Phi`` is concave) and gaps are at most
+    ``n_teachers``, so ``R`` and ``r`` are that factor at ``e = n_teachers``.
+    So the local sensitivity at ``h`` is at most
+    ``G(x) = max(f(min(cap, R x)) - f(x), f(x) - f(r x))``, and within
+    distance ``k`` at most ``max G`` over ``[q_low(k), q_high(k)]``, bounded
+    cell by cell on a grid of ``log x`` using that ``f`` is monotone.
     """
-    count = np.asarray(count, dtype=float)[None, :]
-    k = np.asarray(distance, dtype=float)[:, None]
-    high = bounds.logq_threshold(np.clip(threshold, count - k, count + k), threshold, sigma)
-    low = np.minimum(
-        bounds.logq_threshold(count - k, threshold, sigma), bounds.logq_threshold(count + k, threshold, sigma)
-    )
-    return low, high
+
+    def __init__(self, votes, sigma, order, n_teachers):
+        self.votes, self.sigma = votes, sigma
+        orders = np.array([float(order)])
+        self.cost = lambda logq: bounds.rdp_gaussian_data_dependent(logq, sigma, orders)[:, 0]
+        self.ceiling = votes.shape[0] * bounds.rdp_gaussian(sigma, orders)[0]
+        scale = np.sqrt(2.0) * sigma
+        n = float(n_teachers)
+        log_up = log_ndtr(-(n - 2.0) / scale) - log_ndtr(-n / scale)
+        log_down = log_ndtr(-(n + 2.0) / scale) - log_ndtr(-n / scale)
+        self.cap = np.log1p(-1.0 / votes.shape[1])
+        lowest = float(np.min(_gaussian_logq_range(votes, sigma, [n + 1.0])[0]))
+        # Cells in log q from the lowest reachable q to the cap: 0.05 wide, at most 20,000 of them.
+        width = max(0.05, (self.cap - lowest) / 20_000)
+        self.edges = np.arange(self.cap, lowest - width, -width)[::-1]
+        left, right = self.edges[:-1], self.edges[1:]
+        f = self.cost
+        cells = np.maximum(f(np.minimum(self.cap, right + log_up)) - f(left), f(right) - f(left + log_down))
+        self.table = _sparse_table(np.maximum(cells, 0.0))
+
+    def __call__(self, distances):
+        # One pass over distances k and k + 1 (consecutive distances share most of them).
+        reach = np.union1d(distances, distances + 1.0)
+        low_all, high_all = _gaussian_logq_range(self.votes, self.sigma, reach)
+        at, at_next = np.searchsorted(reach, distances), np.searchsorted(reach, distances + 1.0)
+        low, high = low_all[at_next], high_all[at_next]
+        by_range = np.maximum(self.cost(high.ravel()) - self.cost(low.ravel()), 0.0).reshape(low.shape)
+        low, high = low_all[at], high_all[at]
+        n_cells = self.edges.size - 1
+        first = np.clip(np.searchsorted(self.edges, low, side="right") - 1, 0, n_cells - 1)
+        last = np.clip(np.searchsorted(self.edges, high, side="left") - 1, first, n_cells - 1)
+        by_profile = _range_max(self.table, first, last)
+        return np.minimum(by_range, by_profile).sum(axis=1)
 
 
-def _cost_width(cost, logq_range):
-    """Width ``f(q_high) - f(q_low)`` of a monotone per-query cost, summed over queries."""
-    low, high = logq_range
-    shape = low.shape
-    spread = cost(high.ravel()) - cost(low.ravel())
-    return np.maximum(spread, 0.0).reshape(shape).sum(axis=1)
+class _ThresholdPart:
+    """Threshold check of Confident-GNMax: its cost depends on the top count ``c`` only.
+
+    The local sensitivity at count ``c'`` is exactly
+    ``max |g(c' +- 1) - g(c')|`` (counts stay in ``[0, n_teachers]``), and
+    within distance ``k`` the top count lies in ``[c - k, c + k]``: the bound
+    is the exact maximum over that window (nested in ``k``).
+    """
+
+    def __init__(self, votes, threshold, sigma, order, n_teachers):
+        orders = np.array([float(order)])
+        counts = np.arange(n_teachers + 1, dtype=float)
+        g = bounds.rdp_threshold_data_dependent(bounds.logq_threshold(counts, threshold, sigma), sigma, orders)[:, 0]
+        step = np.abs(np.diff(g))
+        local = np.maximum(np.append(step, 0.0), np.insert(step, 0, 0.0))  # to c + 1 and to c - 1
+        self.table = _sparse_table(local)
+        self.count, self.n_teachers = votes.max(axis=1), n_teachers
+        self.ceiling = votes.shape[0] * bounds.rdp_gaussian(sigma, orders, bounds.THRESHOLD_SENSITIVITY)[0]
+
+    def __call__(self, distances):
+        k = distances.astype(int)[:, None]
+        first = np.clip(self.count[None, :] - k, 0, self.n_teachers)
+        last = np.clip(self.count[None, :] + k, 0, self.n_teachers)
+        return _range_max(self.table, first, last).sum(axis=1)
 
 
-def smooth_sensitivity(votes, aggregator, order, beta, answered=None, chunk=16):
-    """beta-smooth upper bound on the local sensitivity of the summed data-dependent RDP at ``order``.
+def _cost_parts(votes, aggregator, order, answered):
+    """The parts of the summed cost, each a callable ``distances -> (n_distances,)`` with a ``ceiling``."""
+    from ..aggregators import ConfidentGNMax, GNMax  # avoid an import cycle
 
-    [PATE18] Appendix B, Theorem 7: ``S = max_{k >= 0} exp(-beta k) A(k)``
-    where ``A(k) = sum_j w_j(k + 1)`` and ``w_j(k)`` is the width of query
-    ``j``'s cost over histograms within distance ``k`` (a bound on its local
-    sensitivity anywhere within distance ``k - 1``). ``A`` never exceeds the
-    summed data-independent cost, which bounds the search over ``k``.
+    n_teachers = int(votes[0].sum())
+    parts = []
+    if isinstance(aggregator, ConfidentGNMax):
+        if answered is None:
+            raise ValueError("answered is required for ConfidentGNMax: the queries whose answer step ran.")
+        answered = np.asarray(answered, dtype=bool)
+        if answered.shape != votes.shape[:1]:
+            raise ValueError(f"answered must have shape ({votes.shape[0]},), got {answered.shape}.")
+        parts.append(_ThresholdPart(votes, aggregator.threshold, aggregator.sigma_threshold, order, n_teachers))
+        votes = votes[answered]
+    elif not isinstance(aggregator, GNMax):
+        raise ValueError(f"smooth sensitivity is implemented for GNMax and ConfidentGNMax, not {aggregator!r}.")
+    if votes.shape[0]:
+        parts.append(_GNMaxPart(votes, aggregator.sigma, order, n_teachers))
+    return parts, float(sum(part.ceiling for part in parts))
+
+
+def local_sensitivity_bounds(votes, aggregator, order, distances, answered=None):
+    """Upper bounds ``A(k)`` on the local sensitivity of the summed data-dependent RDP within distance ``k``.
+
+    The sum over queries of per-query bounds ([PATE18] Theorem 7): the
+    threshold check's exact local sensitivity over the reachable top counts,
+    and for the answer step the smaller of two bounds (see ``_GNMaxPart``).
+    Beyond ``n_teachers`` every histogram is reachable and the summed
+    data-independent cost is used. Non-decreasing in ``k``, and
+    ``A_D(k) <= A_D'(k + 1)`` for neighbours (the ranges are nested).
 
     Parameters
     ----------
     votes : array-like of int, shape (n_queries, n_classes)
     aggregator : GNMax or ConfidentGNMax
     order : float > 1
-    beta : float > 0
+    distances : array-like of int >= 0
+    answered : array-like of bool, shape (n_queries,), optional
+        Required for ConfidentGNMax.
+
+    Returns
+    -------
+    bounds : ndarray of shape (n_distances,)
+    """
+    from ..aggregators import check_votes  # avoid an import cycle
+
+    votes = check_votes(votes)
+    parts, ceiling = _cost_parts(votes, aggregator, order, answered)
+    return _sum_parts(parts, ceiling, np.asarray(distances, dtype=float), int(votes[0].sum()))
+
+
+def _sum_parts(parts, ceiling, distances, n_teachers):
+    inside = distances + 1.0 <= n_teachers
+    out = np.full(distances.shape, ceiling)
+    if inside.any():
+        out[inside] = sum(part(distances[inside]) for part in parts)
+    return np.minimum(out, ceiling)
+
+
+def smooth_sensitivity(votes, aggregator, order, beta, answered=None, chunk=16):
+    """beta-smooth upper bound on the local sensitivity of the summed data-dependent RDP at ``order``.
+
+    ``S = max_{k >= 0} exp(-beta k) A(k)`` with ``A`` from
+    :func:`local_sensitivity_bounds` ([PATE18] Appendix B, Theorem 7; Nissim,
+    Raskhodnikova, Smith 2007). ``S >= A(0) >=`` the local sensitivity, and
+    ``A_D(k) <= A_D'(k + 1)`` makes ``S(D) <= exp(beta) S(D')``. ``A`` is
+    constant beyond ``n_teachers``, and bounded by the summed
+    data-independent cost, which ends the search early.
+
+    Parameters
+    ----------
+    votes : array-like of int, shape (n_queries, n_classes)
+    aggregator : GNMax or ConfidentGNMax
+    order : float > 1
+    beta : float >= 0
     answered : array-like of bool, shape (n_queries,), optional
         Required for ConfidentGNMax.
     chunk : int, default=16
@@ -138,41 +271,15 @@ def smooth_sensitivity(votes, aggregator, order, beta, answered=None, chunk=16):
     -------
     sensitivity : float
     """
-    from ..aggregators import ConfidentGNMax, GNMax, check_votes  # avoid an import cycle
+    from ..aggregators import check_votes  # avoid an import cycle
 
     votes = check_votes(votes)
-    orders = np.array([float(order)])
-    if isinstance(aggregator, ConfidentGNMax):
-        answered = np.asarray(answered, dtype=bool)
-        sigma, count = aggregator.sigma, votes.max(axis=1)
-        parts = [
-            (
-                lambda logq: bounds.rdp_threshold_data_dependent(logq, aggregator.sigma_threshold, orders)[:, 0],
-                lambda k: _threshold_logq_range(count, aggregator.threshold, aggregator.sigma_threshold, k),
-            )
-        ]
-        ceiling = votes.shape[0] * bounds.rdp_gaussian(aggregator.sigma_threshold, orders, bounds.THRESHOLD_SENSITIVITY)
-        votes = votes[answered]
-    elif isinstance(aggregator, GNMax):
-        sigma, parts, ceiling = aggregator.sigma, [], 0.0
-    else:
-        raise ValueError(f"smooth sensitivity is implemented for GNMax and ConfidentGNMax, not {aggregator!r}.")
-    if votes.shape[0]:
-        answered_votes = votes
-        parts.append(
-            (
-                lambda logq: bounds.rdp_gaussian_data_dependent(logq, sigma, orders)[:, 0],
-                lambda k: _gaussian_logq_range(answered_votes, sigma, k),
-            )
-        )
-        ceiling = ceiling + votes.shape[0] * bounds.rdp_gaussian(sigma, orders)
-    ceiling = float(np.sum(ceiling))
-
+    n_teachers = int(votes[0].sum())
+    parts, ceiling = _cost_parts(votes, aggregator, order, answered)
     best, start = 0.0, 0
-    while np.exp(-beta * start) * ceiling > best:
-        k = np.arange(start, start + chunk)
-        reach = sum(_cost_width(cost, logq_range(k + 1)) for cost, logq_range in parts)
-        best = max(best, float(np.max(np.exp(-beta * k) * reach)))
+    while start <= n_teachers and np.exp(-beta * start) * ceiling > best:
+        k = np.arange(start, min(start + chunk, n_teachers + 1), dtype=float)
+        best = max(best, float(np.max(np.exp(-beta * k) * _sum_parts(parts, ceiling, k, n_teachers))))
         start += chunk
     return best
 
@@ -207,8 +314,13 @@ class SanitizedEpsilon:
 
 
 def default_parameters(order):
-    """[PATE18] B.6 rules of thumb as used by skpate: ``beta = 0.2 / order``, ``sigma = order / 2``."""
-    return 0.2 / order, order / 2.0
+    """[PATE18] B.6 rules of thumb: ``beta = 0.4 / order`` and ``sigma = order / 2``.
+
+    (Their Table 2 uses ``beta * order`` of 0.40 to 0.46 and ``sigma / order``
+    of 0.45 to 0.65.) Smaller ``beta`` or larger ``sigma`` lower the
+    release's own cost and raise its noise.
+    """
+    return 0.4 / order, order / 2.0
 
 
 def sanitize(votes, aggregator, delta, order, answered=None, beta=None, sigma=None, random_state=None):
