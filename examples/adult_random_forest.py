@@ -46,5 +46,6 @@ print(pate.privacy_report_)
 baseline = forest().fit(data.X_private, data.y_private)
 print(f"non-private forest on all private rows:     {baseline.score(data.X_eval, data.y_eval):.4f}")
 
-# The artifact to publish is the student alone; the PATEClassifier holds the teachers.
-student = pate.student_
+# The artifact to publish is the student alone (the PATEClassifier holds the
+# teachers), with the publishable epsilons: data-independent or sanitized.
+student = pate.export_student()

@@ -307,6 +307,45 @@ def _gaussian_max_cost(values, sigma, orders, data_dependent, sensitivity=1.0):
 # --------------------------------------------------------------- mechanisms
 
 
+class _FromBudget:
+    """``for_budget`` for the aggregators with a single noise parameter, named ``_noise``."""
+
+    @classmethod
+    def for_budget(cls, epsilon, delta, n_queries, orders=None):
+        """The aggregator with the smallest noise whose data-independent cost is ``(epsilon, delta)``.
+
+        The noise is ``scale`` for LNMax and ``sigma`` for GNMax. Computed
+        from the parameters only, so it is safe to call before seeing data.
+
+        Parameters
+        ----------
+        epsilon : float > 0
+            Target epsilon of all ``n_queries`` queries together.
+        delta : float in (0, 1)
+        n_queries : int
+            Queries that will be submitted (all assumed answered).
+        orders : array-like of float > 1, optional
+            RDP orders of the conversion; default :data:`skpate.privacy.DEFAULT_ORDERS`.
+
+        Returns
+        -------
+        aggregator : instance of the class it is called on
+
+        Examples
+        --------
+        >>> from skpate import GNMax, LNMax
+        >>> round(GNMax.for_budget(epsilon=2.0, delta=1e-5, n_queries=1000).sigma)
+        112
+        >>> LNMax.for_budget(epsilon=2.0, delta=1e-5, n_queries=100).scale > 20
+        True
+        """
+
+        def make(noise):
+            return cls(**{cls._noise: noise})
+
+        return make(_smallest_noise(make, epsilon, delta, n_queries, orders))
+
+
 class Plurality(_Aggregator):
     """The non-private baseline: the teachers' plurality vote, no noise.
 
@@ -324,7 +363,7 @@ class Plurality(_Aggregator):
         return np.full((votes.shape[0], orders.size), np.inf)
 
 
-class LNMax(_Aggregator):
+class LNMax(_FromBudget, _Aggregator):
     """Laplace noisy max, PATE 2017: ``argmax_j (v_j + Lap(scale))``.
 
     Parameters
@@ -340,37 +379,10 @@ class LNMax(_Aggregator):
     Thm. 3 with the Laplace ``q`` bound, whichever is smaller.
     """
 
+    _noise = "scale"
+
     def __init__(self, scale=20.0):
         self.scale = scale
-
-    @classmethod
-    def for_budget(cls, epsilon, delta, n_queries, orders=None):
-        """LNMax with the smallest ``scale`` whose data-independent cost is ``(epsilon, delta)``.
-
-        Computed from the parameters only, so it is safe to call before
-        seeing any data.
-
-        Parameters
-        ----------
-        epsilon : float > 0
-            Target epsilon of all ``n_queries`` queries together.
-        delta : float in (0, 1)
-        n_queries : int
-            Queries that will be submitted (all assumed answered).
-        orders : array-like of float > 1, optional
-            RDP orders of the conversion; default :data:`skpate.privacy.DEFAULT_ORDERS`.
-
-        Returns
-        -------
-        aggregator : LNMax
-
-        Examples
-        --------
-        >>> from skpate import LNMax
-        >>> LNMax.for_budget(epsilon=2.0, delta=1e-5, n_queries=100).scale > 20
-        True
-        """
-        return cls(scale=_smallest_noise(lambda scale: cls(scale=scale), epsilon, delta, n_queries, orders))
 
     def _validate(self, n_teachers):
         _check_positive("scale", self.scale)
@@ -382,7 +394,7 @@ class LNMax(_Aggregator):
         return _laplace_max_cost(votes, self.scale, orders, data_dependent)
 
 
-class GNMax(_Aggregator):
+class GNMax(_FromBudget, _Aggregator):
     """Gaussian noisy max, PATE 2018: ``argmax_j (v_j + N(0, sigma^2))``.
 
     Parameters
@@ -397,38 +409,10 @@ class GNMax(_Aggregator):
     """
 
     _sanitizable = True
+    _noise = "sigma"
 
     def __init__(self, sigma=40.0):
         self.sigma = sigma
-
-    @classmethod
-    def for_budget(cls, epsilon, delta, n_queries, orders=None):
-        """GNMax with the smallest ``sigma`` whose data-independent cost is ``(epsilon, delta)``.
-
-        Computed from the parameters only, so it is safe to call before
-        seeing any data.
-
-        Parameters
-        ----------
-        epsilon : float > 0
-            Target epsilon of all ``n_queries`` queries together.
-        delta : float in (0, 1)
-        n_queries : int
-            Queries that will be submitted (all assumed answered).
-        orders : array-like of float > 1, optional
-            RDP orders of the conversion; default :data:`skpate.privacy.DEFAULT_ORDERS`.
-
-        Returns
-        -------
-        aggregator : GNMax
-
-        Examples
-        --------
-        >>> from skpate import GNMax
-        >>> round(GNMax.for_budget(epsilon=2.0, delta=1e-5, n_queries=1000).sigma)
-        112
-        """
-        return cls(sigma=_smallest_noise(lambda sigma: cls(sigma=sigma), epsilon, delta, n_queries, orders))
 
     def _validate(self, n_teachers):
         _check_positive("sigma", self.sigma)
