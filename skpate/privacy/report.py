@@ -109,6 +109,14 @@ class PrivacyReport:
         )
 
 
+def _describe(aggregator):
+    """``Name(param=value, ...)`` with every parameter, defaults included: a report must be explicit."""
+    if not hasattr(aggregator, "get_params"):
+        return repr(aggregator)
+    params = ", ".join(f"{name}={value!r}" for name, value in sorted(aggregator.get_params(deep=False).items()))
+    return f"{type(aggregator).__name__}({params})"
+
+
 def analyze(
     votes,
     aggregator,
@@ -199,7 +207,7 @@ def analyze(
         rdp=rdp,
         data_independent_rdp=rdp_independent,
         rdp_per_query=per_query,
-        aggregator=repr(aggregator),
+        aggregator=_describe(aggregator),
         is_private=bool(getattr(aggregator, "is_private", True)),
         sanitization=sanitization,
     )

@@ -1,0 +1,124 @@
+"""python -m skpate analyze: the privacy report of a vote matrix from the command line."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from skpate import ConfidentGNMax, GNMax, analyze
+from skpate.__main__ import main
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(0)
+    votes = rng.multinomial(250, [0.8, 0.1, 0.05, 0.05], size=200)
+    answered = ConfidentGNMax(200, 150, 40).aggregate(votes, random_state=0, return_answered=True)[1]
+    np.save(tmp_path / "votes.npy", votes)
+    np.save(tmp_path / "answered.npy", answered)
+    return tmp_path, votes, answered
+
+
+def test_confident_report_matches_the_library(files, capsys):
+    path, votes, answered = files
+    code = main([
+        "analyze", str(path / "votes.npy"), "--aggregator", "confident-gnmax", "--threshold", "200",
+        "--sigma-threshold", "150", "--sigma", "40", "--delta", "1e-5", "--answered", str(path / "answered.npy"),
+    ])  # fmt: skip
+    assert code == 0
+    expected = analyze(votes, ConfidentGNMax(200, 150, 40), 1e-5, answered=answered)
+    out = capsys.readouterr().out
+    assert f"data-dependent epsilon:   {expected.epsilon:.4g}" in out
+    assert f"data-independent epsilon: {expected.data_independent_epsilon:.4g}" in out
+    assert f"answered by the teachers: {answered.sum()}" in out
+
+
+def test_sanitized_release_from_the_command_line(files, capsys):
+    path, votes, _ = files
+    args = ["analyze", str(path / "votes.npy"), "--aggregator", "gnmax", "--sigma", "40", "--delta", "1e-5"]
+    assert main(args + ["--sanitize-order", "20", "--seed", "0"]) == 0
+    expected = analyze(votes, GNMax(40), 1e-5, sanitize_order=20.0, random_state=0)
+    assert f"sanitized epsilon:        {expected.sanitized_epsilon:.4g}" in capsys.readouterr().out
+
+
+def test_runs_as_a_module(files):
+    path, _, _ = files
+    result = subprocess.run(
+        [sys.executable, "-m", "skpate", "analyze", str(path / "votes.npy"), "--aggregator", "lnmax", "--scale",
+         "20", "--delta", "1e-5"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0 and "Privacy report for LNMax(scale=20.0)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "extra, match",
+    [
+        (["--aggregator", "gnmax", "--sigma", "40", "--delta", "1e-5", "--votes-missing"], None),
+        (
+            [
+                "--aggregator",
+                "confident-gnmax",
+                "--threshold",
+                "200",
+                "--sigma-threshold",
+                "150",
+                "--sigma",
+                "40",
+                "--delta",
+                "1e-5",
+            ],
+            "answered",
+        ),
+        (["--aggregator", "gnmax", "--delta", "1e-5"], "needs --sigma"),
+        (["--aggregator", "gnmax", "--sigma", "40", "--scale", "3", "--delta", "1e-5"], "takes --sigma; got --scale"),
+        (["--aggregator", "gnmax", "--sigma", "-1", "--delta", "1e-5"], "sigma"),
+        (["--aggregator", "gnmax", "--sigma", "40", "--delta", "2"], "delta"),
+        (
+            [
+                "--aggregator",
+                "confident-gnmax",
+                "--threshold",
+                "300",
+                "--sigma-threshold",
+                "150",
+                "--sigma",
+                "40",
+                "--delta",
+                "1e-5",
+                "--answered",
+                "ANSWERED",
+            ],
+            "threshold",
+        ),
+        (["--aggregator", "gnmax", "--sigma", "40", "--delta", "1e-5", "--sanitize-order", "high"], "sanitize-order"),
+    ],
+)
+def test_bad_parameters(files, capsys, extra, match):
+    path, _, _ = files
+    extra = [str(path / "answered.npy") if item == "ANSWERED" else item for item in extra]
+    if match is None:  # argparse's own usage error
+        with pytest.raises(SystemExit):
+            main(["analyze", str(path / "votes.npy"), *extra])
+        return
+    assert main(["analyze", str(path / "votes.npy"), *extra]) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_bad_files(files, capsys, tmp_path):
+    path, _, _ = files
+    args = ["--aggregator", "gnmax", "--sigma", "40", "--delta", "1e-5"]
+    assert main(["analyze", str(tmp_path / "nope.npy"), *args]) == 2
+    assert "no such file" in capsys.readouterr().err
+    (tmp_path / "text.npy").write_text("not an array")
+    assert main(["analyze", str(tmp_path / "text.npy"), *args]) == 2
+    assert "not a .npy array file" in capsys.readouterr().err
+    np.save(tmp_path / "flat.npy", np.arange(5))
+    assert main(["analyze", str(tmp_path / "flat.npy"), *args]) == 2
+    assert "2-d" in capsys.readouterr().err
+    np.save(tmp_path / "short.npy", np.ones(3, dtype=bool))
+    assert main(["analyze", str(path / "votes.npy"), "--aggregator", "confident-gnmax", "--threshold", "200",
+                 "--sigma-threshold", "150", "--sigma", "40", "--delta", "1e-5", "--answered",
+                 str(tmp_path / "short.npy")]) == 2  # fmt: skip
+    assert "shape" in capsys.readouterr().err
