@@ -24,6 +24,8 @@ setup(
         # torch is not pinned here: on CPU machines install the CPU build first
         # (see README), or pip pulls a multi-GB CUDA build.
         "nets": ["torch>=2.0", "skorch>=1.0"],
-        "tests": ["pytest>=7"],
+        # dask.distributed: the tests spread teachers over a real LocalCluster.
+        "distributed": ["dask[distributed]>=2023.1"],
+        "tests": ["pytest>=7", "dask[distributed]>=2023.1"],
     },
 )
