@@ -11,7 +11,14 @@ from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import (
+    _num_samples,
+    check_array,
+    check_is_fitted,
+    check_memory,
+    column_or_1d,
+    validate_data,
+)
 
 from . import aggregators as agg
 from ._partition import disjoint_partitions
@@ -92,6 +99,24 @@ def _fit_and_vote(estimators, partitions, X, y, X_query, classes):
     return estimators, _vote(estimators, X_query, classes)
 
 
+def _train_teachers(teachers, partitions, X_private, y_private, X_query, classes, n_batches):
+    """Fit every teacher on its partition and sum their votes on ``X_query``.
+
+    One joblib task per batch of teachers (data shipped once per batch).
+    A pure function of its inputs (the teachers come seeded), so that
+    ``PATEClassifier(memory=...)`` can cache it: the key is the teachers'
+    parameters and seeds, the private rows, the partitions and the queries.
+    """
+    batches = np.array_split(np.arange(len(teachers)), n_batches)
+    results = Parallel(n_jobs=n_batches)(
+        delayed(_fit_and_vote)(
+            [teachers[i] for i in batch], [partitions[i] for i in batch], X_private, y_private, X_query, classes
+        )
+        for batch in batches
+    )
+    return [teacher for fitted, _ in results for teacher in fitted], sum(votes for _, votes in results)
+
+
 def _is_semi_supervised(estimator):
     """Whether ``estimator`` learns from rows labeled -1 (sklearn.semi_supervised, VAT nets)."""
     final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
@@ -162,6 +187,14 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         choice depends on the votes). A number fixed before seeing the data
         makes the release fully covered by the guarantee. None: no release.
         The release's own cost is included in the data-independent epsilon.
+    memory : str, joblib.Memory or None, default=None
+        Cache the fitted teachers and their first-round votes (as
+        ``Pipeline(memory=...)`` caches transformers), keyed by the
+        teachers' parameters and seeds, the private rows, the partition and
+        the queries: a ``GridSearchCV`` over aggregator or student
+        parameters with an int ``random_state`` trains the teachers once per
+        split. The cache holds teachers trained on private data: keep it
+        private and delete it when done. Every fit is still paid for.
     accountant : skpate.privacy.RDPAccountant, default=None
         Budget shared by every fit on the same private data. The fit
         reserves its worst-case data-independent cost before any teacher is
@@ -252,6 +285,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
         "sanitize_order": [None, StrOptions({"auto"}), Interval(Real, 1, None, closed="neither")],
+        "memory": [None, str, HasMethods(["cache"])],
         "accountant": [None, RDPAccountant],
         "n_jobs": [None, Integral],
         "verbose": ["verbose"],
@@ -271,6 +305,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         warm_start=False,
         random_state=None,
         sanitize_order="auto",
+        memory=None,
         accountant=None,
         n_jobs=None,
         verbose=0,
@@ -287,6 +322,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.warm_start = warm_start
         self.random_state = random_state
         self.sanitize_order = sanitize_order
+        self.memory = memory
         self.accountant = accountant
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -498,15 +534,10 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
             start = time.perf_counter()
             if round_number == 0 and not reuse:
-                results = Parallel(n_jobs=len(batches))(
-                    delayed(_fit_and_vote)(
-                        [teachers[i] for i in batch], [partitions[i] for i in batch], X_private, y_private, X_query,
-                        classes,
-                    )
-                    for batch in batches
-                )  # fmt: skip
-                teachers = [teacher for fitted, _ in results for teacher in fitted]
-                round_votes = sum(batch_votes for _, batch_votes in results)
+                train = check_memory(self.memory).cache(_train_teachers, ignore=["n_batches"])
+                teachers, round_votes = train(
+                    teachers, partitions, X_private, y_private, X_query, classes, len(batches)
+                )
                 self._log(f"fitted {self.n_teachers} teachers and collected their votes on {size} queries", start)
             else:
                 round_votes = sum(

@@ -337,3 +337,29 @@ def test_predict_before_fit():
 
     with pytest.raises(NotFittedError):
         small_pate().predict(np.zeros((2, 8)))
+
+
+def test_memory_trains_the_teachers_once_per_split_in_a_grid_search(data, tmp_path):
+    import joblib
+
+    X, y, X_pub, _ = data
+    X_all, y_all = np.vstack([X, X_pub]), np.concatenate([y, -np.ones(len(X_pub), dtype=int)])
+    memory = joblib.Memory(tmp_path, verbose=0)
+    grid = {"aggregator__sigma": [1.0, 2.0, 4.0, 8.0]}
+    cached = GridSearchCV(small_pate(max_queries=100, memory=memory), grid, cv=2).fit(X_all, y_all)
+    plain = GridSearchCV(small_pate(max_queries=100), grid, cv=2).fit(X_all, y_all)
+    # 4 candidates x 2 splits + refit = 9 fits, but only 2 splits + the refit's data: 3 teacher ensembles.
+    calls = [path for path in tmp_path.rglob("output.pkl")]
+    assert len(calls) == 3
+    np.testing.assert_allclose(cached.cv_results_["mean_test_score"], plain.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(cached.best_estimator_.public_labels_, plain.best_estimator_.public_labels_)
+
+
+def test_memory_as_a_path_and_a_different_seed_misses(data, tmp_path):
+    X, y, X_pub, _ = data
+    first = small_pate(memory=str(tmp_path), max_queries=100).fit(X, y, X_public=X_pub)
+    again = small_pate(memory=str(tmp_path), max_queries=100, aggregator=GNMax(sigma=3.0)).fit(X, y, X_public=X_pub)
+    assert len(list(tmp_path.rglob("output.pkl"))) == 1
+    other = small_pate(memory=str(tmp_path), max_queries=100, random_state=1).fit(X, y, X_public=X_pub)
+    assert len(list(tmp_path.rglob("output.pkl"))) == 2
+    assert first.n_queries_ == again.n_queries_ == other.n_queries_
