@@ -1,6 +1,7 @@
 """PATEClassifier: partition -> teachers -> votes -> noisy aggregation -> student."""
 
 import copy
+import sys
 import time
 from numbers import Integral, Real
 
@@ -99,22 +100,33 @@ def _fit_and_vote(estimators, partitions, X, y, X_query, classes):
     return estimators, _vote(estimators, X_query, classes)
 
 
-def _train_teachers(teachers, partitions, X_private, y_private, X_query, classes, n_batches):
+def _train_teachers(teachers, partitions, X_private, y_private, X_query, classes, n_jobs, progress=False):
     """Fit every teacher on its partition and sum their votes on ``X_query``.
 
-    One joblib task per batch of teachers (data shipped once per batch).
-    A pure function of its inputs (the teachers come seeded), so that
-    ``PATEClassifier(memory=...)`` can cache it: the key is the teachers'
-    parameters and seeds, the private rows, the partitions and the queries.
+    One joblib task per batch of teachers (data shipped once per batch); with
+    ``progress``, more, smaller batches and a progress line on stderr as they
+    finish. A pure function of its inputs (the teachers come seeded), so
+    that ``PATEClassifier(memory=...)`` can cache it: the key is the
+    teachers' parameters and seeds, the private rows, the partitions and the
+    queries.
     """
+    n_batches = min(len(teachers), n_jobs * (8 if progress else 1))
     batches = np.array_split(np.arange(len(teachers)), n_batches)
-    results = Parallel(n_jobs=n_batches)(
+    results = Parallel(n_jobs=n_jobs, return_as="generator")(
         delayed(_fit_and_vote)(
             [teachers[i] for i in batch], [partitions[i] for i in batch], X_private, y_private, X_query, classes
         )
         for batch in batches
     )
-    return [teacher for fitted, _ in results for teacher in fitted], sum(votes for _, votes in results)
+    fitted, votes, done = [], 0, 0
+    for batch_teachers, batch_votes in results:
+        fitted.extend(batch_teachers)
+        votes = votes + batch_votes
+        done += len(batch_teachers)
+        if progress:  # counts only: never data or votes
+            end = "\n" if done == len(teachers) else ""
+            print(f"\r[PATEClassifier] teachers {done}/{len(teachers)}", end=end, file=sys.stderr, flush=True)
+    return fitted, votes
 
 
 def _is_semi_supervised(estimator):
@@ -204,8 +216,10 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     n_jobs : int, default=None
         Number of joblib jobs that fit the teachers (``-1``: all cores).
     verbose : int, default=0
-        ``0``: silent; ``>= 1``: one line per phase with counts and timings
-        (never data or votes).
+        ``0``: silent; ``1``: one line per phase (partitioning, teachers and
+        votes, aggregation, student) with counts and timings; ``2``: also a
+        progress line on stderr as batches of teachers finish (works under
+        any joblib backend). Never data or votes.
 
     Attributes
     ----------
@@ -534,10 +548,11 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
             start = time.perf_counter()
             if round_number == 0 and not reuse:
-                train = check_memory(self.memory).cache(_train_teachers, ignore=["n_batches"])
+                train = check_memory(self.memory).cache(_train_teachers, ignore=["n_jobs", "progress"])
                 teachers, round_votes = train(
-                    teachers, partitions, X_private, y_private, X_query, classes, len(batches)
-                )
+                    teachers, partitions, X_private, y_private, X_query, classes, n_jobs=len(batches),
+                    progress=self.verbose >= 2,
+                )  # fmt: skip
                 self._log(f"fitted {self.n_teachers} teachers and collected their votes on {size} queries", start)
             else:
                 round_votes = sum(

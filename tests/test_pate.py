@@ -363,3 +363,20 @@ def test_memory_as_a_path_and_a_different_seed_misses(data, tmp_path):
     other = small_pate(memory=str(tmp_path), max_queries=100, random_state=1).fit(X, y, X_public=X_pub)
     assert len(list(tmp_path.rglob("output.pkl"))) == 2
     assert first.n_queries_ == again.n_queries_ == other.n_queries_
+
+
+def test_verbose_levels_print_phases_and_progress_but_no_data(data, capsys):
+    X, y, X_pub, _ = data
+    small_pate(max_queries=100).fit(X, y, X_public=X_pub)
+    assert capsys.readouterr() == ("", "")
+    clf = small_pate(max_queries=100, verbose=1).fit(X, y, X_public=X_pub)
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert [line.split()[1] for line in lines] == ["partitioned", "fitted", "aggregated", "fitted"]
+    assert err == ""
+    small_pate(max_queries=100, verbose=2, n_jobs=2).fit(X, y, X_public=X_pub)
+    out, err = capsys.readouterr()
+    assert err.endswith("teachers 20/20\n") and err.count("teachers ") > 2
+    # Counts and timings only: no vote histogram or private value appears.
+    assert str(X[0, 0])[:8] not in out + err
+    assert not any(str(list(row)) in out for row in clf.privacy_report_.rdp_per_query[:3])
