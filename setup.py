@@ -26,6 +26,7 @@ setup(
         "nets": ["torch>=2.0", "skorch>=1.0"],
         # dask.distributed: the tests spread teachers over a real LocalCluster.
         "distributed": ["dask[distributed]>=2023.1"],
-        "tests": ["pytest>=7", "dask[distributed]>=2023.1"],
+        "plot": ["matplotlib>=3.5"],
+        "tests": ["pytest>=7", "dask[distributed]>=2023.1", "matplotlib>=3.5"],
     },
 )

@@ -41,6 +41,8 @@ class PrivacyReport:
     data_independent_rdp : ndarray of shape (n_orders,)
     rdp_per_query : ndarray of shape (n_queries, n_orders)
         Data-dependent RDP of each query (derived from the private votes).
+    data_independent_rdp_per_query : ndarray of shape (n_queries, n_orders)
+        Data-independent RDP of each query (without the sanitized release).
     sanitized_epsilon : float or None
         A differentially private release of the data-dependent epsilon
         (smooth sensitivity + GNSS, PATE 2018 App. B), including the cost
@@ -68,6 +70,7 @@ class PrivacyReport:
     rdp: np.ndarray = field(compare=False)
     data_independent_rdp: np.ndarray = field(compare=False)
     rdp_per_query: np.ndarray = field(compare=False)
+    data_independent_rdp_per_query: np.ndarray = field(default=None, compare=False)
     aggregator: str = ""
     is_private: bool = True
     sanitization: SanitizedEpsilon = field(default=None, compare=False)
@@ -207,6 +210,7 @@ def analyze(
         rdp=rdp,
         data_independent_rdp=rdp_independent,
         rdp_per_query=per_query,
+        data_independent_rdp_per_query=independent,
         aggregator=_describe(aggregator),
         is_private=bool(getattr(aggregator, "is_private", True)),
         sanitization=sanitization,

@@ -1,0 +1,241 @@
+"""Plots in scikit-learn's ``Display`` style (``from_estimator`` / ``from_votes``, then ``plot(ax=...)``).
+
+matplotlib is optional: only this module needs it. Each display keeps what
+it plotted (``ax_``, ``figure_`` and the data), as scikit-learn's do.
+
+Privacy: a plot is a publication. ``VoteGapDisplay`` and the data-dependent
+curve of ``CumulativeEpsilonDisplay`` are computed from the raw votes: they
+are diagnostics for whoever holds the private data, not figures to publish.
+The data-independent curve, the privacy-utility points (data-independent
+epsilon against a score) and the teacher-count curve on public labels are
+what a paper can show.
+"""
+
+import numpy as np
+from sklearn.base import clone
+
+from ._pate import PATEClassifier, _vote
+from .aggregators import check_votes
+from .privacy import DEFAULT_ORDERS, analyze, check_delta, rdp_to_dp
+
+__all__ = ["CumulativeEpsilonDisplay", "PrivacyUtilityDisplay", "TeacherCountDisplay", "VoteGapDisplay"]
+
+
+def _axes(ax):
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError('skpate.plotting needs matplotlib: pip install matplotlib (or "skpate[plot]").') from exc
+
+    if ax is None:
+        _, ax = plt.subplots()
+    return ax
+
+
+def _epsilon_after_each_query(rdp_per_query, orders, delta):
+    """Classic RDP-to-DP conversion of every prefix sum of the per-query curves, vectorized."""
+    cumulative = np.cumsum(rdp_per_query, axis=0)
+    with np.errstate(invalid="ignore"):
+        epsilons = np.min(cumulative + np.log(1.0 / delta) / (np.asarray(orders) - 1.0), axis=1)
+    return np.maximum(epsilons, 0.0)
+
+
+class VoteGapDisplay:
+    """Histogram of the gap between the two largest vote counts (PATE 2017, Fig. 3).
+
+    Large gaps are cheap queries (the data-dependent bound is small) and
+    mostly correct labels. **Computed from raw votes: a private diagnostic,
+    do not publish.**
+
+    Parameters
+    ----------
+    gaps : ndarray of shape (n_queries,)
+    n_teachers : int
+
+    Attributes
+    ----------
+    ax_, figure_ : matplotlib Axes and Figure
+    bars_ : BarContainer
+    """
+
+    def __init__(self, gaps, n_teachers):
+        self.gaps = gaps
+        self.n_teachers = n_teachers
+
+    @classmethod
+    def from_votes(cls, votes, *, ax=None, bins=25, **kwargs):
+        """Plot the gaps of a vote matrix ``(n_queries, n_classes)``."""
+        votes = check_votes(votes)
+        top_two = np.sort(votes, axis=1)[:, -2:]
+        return cls(top_two[:, 1] - top_two[:, 0], int(votes[0].sum())).plot(ax=ax, bins=bins, **kwargs)
+
+    @classmethod
+    def from_estimator(cls, estimator, X_public, *, ax=None, bins=25, **kwargs):
+        """Ask the fitted teachers of ``estimator`` (a fitted PATEClassifier) to vote on ``X_public``.
+
+        This queries the teachers again outside any accounting: it is for the
+        data owner's eyes only.
+        """
+        votes = _vote(estimator.teachers_, X_public, estimator.classes_)
+        return cls.from_votes(votes, ax=ax, bins=bins, **kwargs)
+
+    def plot(self, ax=None, bins=25, **kwargs):
+        """Draw the histogram on ``ax`` (a new figure if None); returns ``self``."""
+        ax = _axes(ax)
+        _, _, self.bars_ = ax.hist(self.gaps, bins=bins, range=(0, self.n_teachers), **kwargs)
+        ax.set(xlabel="gap between the two largest vote counts", ylabel="queries",
+               title=f"vote gaps, {self.n_teachers} teachers (private diagnostic)")  # fmt: skip
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+class CumulativeEpsilonDisplay:
+    """Epsilon spent as the queries are answered, data-dependent and data-independent.
+
+    Parameters
+    ----------
+    epsilon, data_independent_epsilon : ndarray of shape (n_queries,)
+        Epsilon after each query (classic conversion at ``delta``).
+    delta : float
+
+    Attributes
+    ----------
+    ax_, figure_ : matplotlib Axes and Figure
+    lines_ : list of Line2D
+        Data-independent, then data-dependent.
+    """
+
+    def __init__(self, epsilon, data_independent_epsilon, delta):
+        self.epsilon = epsilon
+        self.data_independent_epsilon = data_independent_epsilon
+        self.delta = delta
+
+    @classmethod
+    def from_report(cls, report, *, ax=None, **kwargs):
+        """From a :class:`~skpate.PrivacyReport` (``analyze`` or ``PATEClassifier.privacy_report_``)."""
+        return cls(
+            _epsilon_after_each_query(report.rdp_per_query, report.orders, report.delta),
+            _epsilon_after_each_query(report.data_independent_rdp_per_query, report.orders, report.delta),
+            report.delta,
+        ).plot(ax=ax, **kwargs)
+
+    @classmethod
+    def from_estimator(cls, estimator, *, ax=None, **kwargs):
+        """From a fitted :class:`~skpate.PATEClassifier`."""
+        return cls.from_report(estimator.privacy_report_, ax=ax, **kwargs)
+
+    @classmethod
+    def from_votes(cls, votes, aggregator, delta, *, answered=None, student_proba=None, ax=None, **kwargs):
+        """From a vote matrix and the aggregator that answered it (see :func:`skpate.analyze`)."""
+        report = analyze(votes, aggregator, delta, answered=answered, student_proba=student_proba)
+        return cls.from_report(report, ax=ax, **kwargs)
+
+    def plot(self, ax=None, **kwargs):
+        """Draw both curves on ``ax`` (a new figure if None); returns ``self``."""
+        ax = _axes(ax)
+        queries = np.arange(1, self.epsilon.size + 1)
+        self.lines_ = [
+            ax.plot(queries, self.data_independent_epsilon, label="data-independent (publishable)", **kwargs)[0],
+            ax.plot(queries, self.epsilon, label="data-dependent (private)", **kwargs)[0],
+        ]
+        ax.set(xlabel="queries", ylabel=f"epsilon (delta = {self.delta:g})", title="privacy spent")
+        ax.legend()
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+class PrivacyUtilityDisplay:
+    """Score against data-independent epsilon over noise settings, from a fitted ``GridSearchCV``.
+
+    Each candidate's epsilon is the data-independent cost of its
+    ``max_queries`` queries, all answered (a bound that holds whatever was
+    answered), so the plot shows no private number.
+
+    Parameters
+    ----------
+    epsilons, scores : ndarray of shape (n_candidates,)
+    labels : list of str
+        The candidates' parameters.
+
+    Attributes
+    ----------
+    ax_, figure_ : matplotlib Axes and Figure
+    line_ : Line2D
+    """
+
+    def __init__(self, epsilons, scores, labels):
+        self.epsilons = epsilons
+        self.scores = scores
+        self.labels = labels
+
+    @classmethod
+    def from_cv_results(cls, search, *, delta=None, ax=None, **kwargs):
+        """``search``: a fitted ``GridSearchCV`` / ``RandomizedSearchCV`` over a ``PATEClassifier``."""
+        epsilons = []
+        for params in search.cv_results_["params"]:
+            candidate = clone(search.estimator).set_params(**params)
+            if not isinstance(candidate, PATEClassifier):
+                raise ValueError("from_cv_results needs a search over a PATEClassifier.")
+            n_queries = candidate.max_queries
+            if n_queries is None:
+                raise ValueError("set max_queries on the PATEClassifier: the bound needs the number of queries.")
+            rdp = candidate._aggregator().worst_case_rdp(n_queries, candidate.n_teachers, DEFAULT_ORDERS)
+            epsilons.append(rdp_to_dp(DEFAULT_ORDERS, rdp, check_delta(delta or candidate.delta))[0])
+        labels = [", ".join(f"{k.split('__')[-1]}={v:g}" for k, v in p.items()) for p in search.cv_results_["params"]]
+        return cls(np.array(epsilons), np.asarray(search.cv_results_["mean_test_score"]), labels).plot(ax=ax, **kwargs)
+
+    def plot(self, ax=None, annotate=True, **kwargs):
+        """Draw the candidates, in order of epsilon, on ``ax``; returns ``self``."""
+        ax = _axes(ax)
+        order = np.argsort(self.epsilons)
+        (self.line_,) = ax.plot(self.epsilons[order], self.scores[order], marker="o", **kwargs)
+        if annotate:
+            for i in order:
+                ax.annotate(self.labels[i], (self.epsilons[i], self.scores[i]), fontsize=7)
+        ax.set(xlabel="data-independent epsilon", ylabel="mean test score", title="privacy-utility trade-off")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+class TeacherCountDisplay:
+    """Accuracy of the noisy labels against the number of teachers.
+
+    More teachers: more consensus per unit of noise, but less data per
+    teacher. Uses the true labels of the public rows (``y_public``), which
+    the data owner has in a study; they never reach the teachers.
+
+    Parameters
+    ----------
+    n_teachers : ndarray of shape (n_settings,)
+    label_accuracy : ndarray of shape (n_settings,)
+    answered : ndarray of shape (n_settings,)
+
+    Attributes
+    ----------
+    ax_, figure_ : matplotlib Axes and Figure
+    line_ : Line2D
+    """
+
+    def __init__(self, n_teachers, label_accuracy, answered):
+        self.n_teachers = n_teachers
+        self.label_accuracy = label_accuracy
+        self.answered = answered
+
+    @classmethod
+    def from_estimator(cls, estimator, X, y, X_public, y_public, *, n_teachers=(10, 25, 50, 100), ax=None, **kwargs):
+        """Fit ``clone(estimator)`` (an unfitted PATEClassifier) for each number of teachers."""
+        accuracy, answered = [], []
+        for count in n_teachers:
+            pate = clone(estimator).set_params(n_teachers=count).fit(X, y, X_public=X_public)
+            mask = pate.public_labels_ != -1
+            accuracy.append(np.mean(pate.public_labels_[mask] == np.asarray(y_public)[mask]))
+            answered.append(int(mask.sum()))
+        return cls(np.asarray(n_teachers), np.array(accuracy), np.array(answered)).plot(ax=ax, **kwargs)
+
+    def plot(self, ax=None, **kwargs):
+        """Draw label accuracy against the number of teachers on ``ax``; returns ``self``."""
+        ax = _axes(ax)
+        (self.line_,) = ax.plot(self.n_teachers, self.label_accuracy, marker="o", **kwargs)
+        ax.set(xlabel="teachers", ylabel="accuracy of the answered labels", title="label accuracy vs teachers")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self

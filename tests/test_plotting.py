@@ -1,0 +1,85 @@
+"""skpate.plotting: Display objects hold what they plot; numbers match the accounting."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV
+from sklearn.tree import DecisionTreeClassifier
+
+from skpate import ConfidentGNMax, GNMax, PATEClassifier, analyze
+from skpate.privacy import DEFAULT_ORDERS, rdp_to_dp
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+from skpate import plotting  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=1500, n_features=8, n_informative=5, n_classes=3, random_state=0)
+    return X[:1200], y[:1200], X[1200:], y[1200:]
+
+
+def pate(**params):
+    defaults = dict(n_teachers=20, aggregator=GNMax(sigma=2.0), max_queries=120, random_state=0)
+    return PATEClassifier(DecisionTreeClassifier(max_depth=4), **{**defaults, **params})
+
+
+def test_vote_gap_histogram(data):
+    X, y, X_pub, _ = data
+    votes = np.array([[20, 0, 0], [12, 8, 0], [10, 5, 5], [7, 7, 6]])
+    display = plotting.VoteGapDisplay.from_votes(votes, bins=4)
+    np.testing.assert_array_equal(display.gaps, [20, 4, 5, 0])
+    assert sum(bar.get_height() for bar in display.bars_) == 4
+    assert "private" in display.ax_.get_title()
+    clf = pate().fit(X, y, X_public=X_pub)
+    from_teachers = plotting.VoteGapDisplay.from_estimator(clf, X_pub[:50])
+    assert from_teachers.gaps.size == 50 and from_teachers.n_teachers == 20
+
+
+def test_cumulative_epsilon_ends_at_the_reported_epsilons(data):
+    X, y, X_pub, _ = data
+    clf = pate(aggregator=ConfidentGNMax(threshold=15, sigma_threshold=3.0, sigma=2.0)).fit(X, y, X_public=X_pub)
+    display = plotting.CumulativeEpsilonDisplay.from_estimator(clf)
+    report = clf.privacy_report_
+    assert display.epsilon[-1] == pytest.approx(report.epsilon)
+    independent = rdp_to_dp(report.orders, report.data_independent_rdp_per_query.sum(axis=0), report.delta)[0]
+    assert display.data_independent_epsilon[-1] == pytest.approx(independent)
+    assert np.all(np.diff(display.epsilon) >= -1e-12) and np.all(display.epsilon <= display.data_independent_epsilon)
+    assert len(display.lines_) == 2 and display.lines_[0].get_xdata().size == clf.n_queries_
+    votes = np.tile([[18, 1, 1]], (30, 1))
+    from_votes = plotting.CumulativeEpsilonDisplay.from_votes(votes, GNMax(4.0), 1e-5)
+    assert from_votes.epsilon[-1] == pytest.approx(analyze(votes, GNMax(4.0), 1e-5).epsilon)
+
+
+def test_privacy_utility_from_a_grid_search(data):
+    X, y, X_pub, _ = data
+    X_all, y_all = np.vstack([X, X_pub]), np.concatenate([y, -np.ones(len(X_pub), dtype=int)])
+    search = GridSearchCV(pate(sanitize_order=None), {"aggregator__sigma": [1.0, 4.0, 16.0]}, cv=2).fit(X_all, y_all)
+    display = plotting.PrivacyUtilityDisplay.from_cv_results(search)
+    expected = [rdp_to_dp(DEFAULT_ORDERS, GNMax(s).worst_case_rdp(120, 20), 1e-5)[0] for s in [1.0, 4.0, 16.0]]
+    np.testing.assert_allclose(display.epsilons, expected)
+    np.testing.assert_allclose(display.scores, search.cv_results_["mean_test_score"])
+    assert display.labels == ["sigma=1", "sigma=4", "sigma=16"]
+    assert np.all(np.diff(display.line_.get_xdata()) > 0)
+    unbounded = GridSearchCV(pate(max_queries=None), {"aggregator__sigma": [1.0]}, cv=2).fit(X_all, y_all)
+    with pytest.raises(ValueError, match="max_queries"):
+        plotting.PrivacyUtilityDisplay.from_cv_results(unbounded)
+
+
+def test_label_accuracy_against_teachers(data):
+    X, y, X_pub, y_pub = data
+    display = plotting.TeacherCountDisplay.from_estimator(pate(), X, y, X_pub, y_pub, n_teachers=(5, 20))
+    np.testing.assert_array_equal(display.n_teachers, [5, 20])
+    assert np.all((display.label_accuracy > 0.4) & (display.label_accuracy <= 1))
+    np.testing.assert_array_equal(display.answered, [120, 120])
+    np.testing.assert_allclose(display.line_.get_ydata(), display.label_accuracy)
+
+
+def test_displays_draw_on_a_given_axes():
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots()
+    display = plotting.VoteGapDisplay(np.array([1, 2, 3]), 10).plot(ax=ax)
+    assert display.ax_ is ax
+    plt.close("all")
