@@ -27,6 +27,16 @@ setup(
         # dask.distributed: the tests spread teachers over a real LocalCluster.
         "distributed": ["dask[distributed]>=2023.1"],
         "plot": ["matplotlib>=3.5"],
-        "tests": ["pytest>=7", "dask[distributed]>=2023.1", "matplotlib>=3.5"],
+        "docs": ["sphinx>=7", "numpydoc>=1.6", "sphinx-gallery>=0.15", "myst-parser>=2", "matplotlib>=3.5"],
+        # The tests also build the docs (tests/test_docs.py) and use a dask LocalCluster.
+        "tests": [
+            "pytest>=7",
+            "dask[distributed]>=2023.1",
+            "matplotlib>=3.5",
+            "sphinx>=7",
+            "numpydoc>=1.6",
+            "sphinx-gallery>=0.15",
+            "myst-parser>=2",
+        ],
     },
 )

@@ -1,4 +1,6 @@
-"""PATE on UCI Adult with random-forest teachers and student.
+"""
+PATE on UCI Adult with random-forest teachers and student
+=========================================================
 
 The protocol of the PATE papers: 250 teachers share the 32,561 rows of
 ``adult.data``; the student queries rows from the first half of ``adult.test``

@@ -1,4 +1,6 @@
-"""PATE with CNN teachers and a semi-supervised CNN student, offline, on 8x8 digits.
+"""
+PATE with CNN teachers and a semi-supervised CNN student, offline, on 8x8 digits
+================================================================================
 
 scikit-learn's bundled digits stand in for MNIST (no download): 1,200 private
 images for 20 CNN teachers, 300 public images for the student, the rest to

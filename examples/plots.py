@@ -1,4 +1,6 @@
-"""The skpate plots on scikit-learn's 8x8 digits, saved as PNGs (offline, about 30 s on 2 cores).
+"""
+The skpate plots on scikit-learn's 8x8 digits, saved as PNGs (offline, about 30 s on 2 cores)
+=============================================================================================
 
 Random-forest teachers, a logistic-regression student. The vote-gap histogram
 and the data-dependent curve are private diagnostics (computed from raw
@@ -31,9 +33,9 @@ from skpate.plotting import (  # noqa: E402
     VoteGapDisplay,
 )
 
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser = argparse.ArgumentParser(description="Save the skpate plots as PNGs.")
 parser.add_argument("--out", default="plots")
-out = pathlib.Path(parser.parse_args().out)
+out = pathlib.Path(parser.parse_known_args()[0].out)
 out.mkdir(exist_ok=True)
 
 X, y = load_digits(return_X_y=True)
