@@ -28,10 +28,11 @@ setup(
         "distributed": ["dask[distributed]>=2023.1"],
         "plot": ["matplotlib>=3.5"],
         "docs": ["sphinx>=7", "numpydoc>=1.6", "sphinx-gallery>=0.15", "myst-parser>=2", "matplotlib>=3.5"],
-        # The tests also build the docs (tests/test_docs.py) and use a dask LocalCluster.
+        # The tests also build the docs (tests/test_docs.py) and run teachers on dask and Ray.
         "tests": [
             "pytest>=7",
             "dask[distributed]>=2023.1",
+            "ray>=2.9",
             "matplotlib>=3.5",
             "sphinx>=7",
             "numpydoc>=1.6",

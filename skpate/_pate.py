@@ -112,7 +112,11 @@ def _train_teachers(teachers, partitions, X_private, y_private, X_query, classes
     """
     n_batches = min(len(teachers), n_jobs * (8 if progress else 1))
     batches = np.array_split(np.arange(len(teachers)), n_batches)
-    results = Parallel(n_jobs=n_jobs, return_as="generator")(
+    try:  # results as they finish, for the progress line; not every backend can (Ray's cannot)
+        parallel = Parallel(n_jobs=n_jobs, return_as="generator" if progress else "list")
+    except ValueError:
+        parallel = Parallel(n_jobs=n_jobs)
+    results = parallel(
         delayed(_fit_and_vote)(
             [teachers[i] for i in batch], [partitions[i] for i in batch], X_private, y_private, X_query, classes
         )

@@ -34,3 +34,23 @@ def test_teachers_are_fit_and_vote_on_the_dask_workers(client):
     local = PATEClassifier(DecisionTreeClassifier(max_depth=4), **params).fit(X[:1600], y[:1600], X_public=X[1600:])
     np.testing.assert_array_equal(pate.public_labels_, local.public_labels_)
     assert pate.privacy_report_.epsilon == local.privacy_report_.epsilon
+
+
+def test_ray_joblib_backend_gives_the_same_fit(capsys):
+    ray = pytest.importorskip("ray")
+    from ray.util.joblib import register_ray
+
+    X, y = make_classification(n_samples=2000, n_features=8, random_state=0)
+    params = dict(n_teachers=40, aggregator=GNMax(sigma=4.0), n_rounds=2, max_queries=200, random_state=0)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        register_ray()
+        with joblib.parallel_backend("ray"):
+            # verbose=2 asks for progress; Ray's backend cannot stream results, so it falls back.
+            pate = PATEClassifier(DecisionTreeClassifier(max_depth=4), verbose=2, **params)
+            pate.fit(X[:1600], y[:1600], X_public=X[1600:])
+    finally:
+        ray.shutdown()
+    local = PATEClassifier(DecisionTreeClassifier(max_depth=4), **params).fit(X[:1600], y[:1600], X_public=X[1600:])
+    np.testing.assert_array_equal(pate.public_labels_, local.public_labels_)
+    assert "teachers 40/40" in capsys.readouterr().err
