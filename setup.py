@@ -31,6 +31,8 @@ setup(
         # The tests also build the docs (tests/test_docs.py) and run teachers on dask and Ray.
         "tests": [
             "pytest>=7",
+            "hypothesis>=6",
+            "mpmath>=1.2",  # high-precision reference values of the bounds
             "dask[distributed]>=2023.1",
             "ray>=2.9",
             "matplotlib>=3.5",
