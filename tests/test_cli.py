@@ -52,46 +52,19 @@ def test_runs_as_a_module(files):
     assert result.returncode == 0 and "Privacy report for LNMax(scale=20.0)" in result.stdout
 
 
+CONFIDENT = ["--aggregator", "confident-gnmax", "--sigma-threshold", "150", "--sigma", "40", "--delta", "1e-5"]
+
+
 @pytest.mark.parametrize(
     "extra, match",
     [
         (["--aggregator", "gnmax", "--sigma", "40", "--delta", "1e-5", "--votes-missing"], None),
-        (
-            [
-                "--aggregator",
-                "confident-gnmax",
-                "--threshold",
-                "200",
-                "--sigma-threshold",
-                "150",
-                "--sigma",
-                "40",
-                "--delta",
-                "1e-5",
-            ],
-            "answered",
-        ),
+        (CONFIDENT + ["--threshold", "200"], "answered"),
         (["--aggregator", "gnmax", "--delta", "1e-5"], "needs --sigma"),
         (["--aggregator", "gnmax", "--sigma", "40", "--scale", "3", "--delta", "1e-5"], "takes --sigma; got --scale"),
         (["--aggregator", "gnmax", "--sigma", "-1", "--delta", "1e-5"], "sigma"),
         (["--aggregator", "gnmax", "--sigma", "40", "--delta", "2"], "delta"),
-        (
-            [
-                "--aggregator",
-                "confident-gnmax",
-                "--threshold",
-                "300",
-                "--sigma-threshold",
-                "150",
-                "--sigma",
-                "40",
-                "--delta",
-                "1e-5",
-                "--answered",
-                "ANSWERED",
-            ],
-            "threshold",
-        ),
+        (CONFIDENT + ["--threshold", "300", "--answered", "ANSWERED"], "threshold"),
         (["--aggregator", "gnmax", "--sigma", "40", "--delta", "1e-5", "--sanitize-order", "high"], "sanitize-order"),
     ],
 )
@@ -118,7 +91,6 @@ def test_bad_files(files, capsys, tmp_path):
     assert main(["analyze", str(tmp_path / "flat.npy"), *args]) == 2
     assert "2-d" in capsys.readouterr().err
     np.save(tmp_path / "short.npy", np.ones(3, dtype=bool))
-    assert main(["analyze", str(path / "votes.npy"), "--aggregator", "confident-gnmax", "--threshold", "200",
-                 "--sigma-threshold", "150", "--sigma", "40", "--delta", "1e-5", "--answered",
-                 str(tmp_path / "short.npy")]) == 2  # fmt: skip
+    short = ["--threshold", "200", "--answered", str(tmp_path / "short.npy")]
+    assert main(["analyze", str(path / "votes.npy"), *CONFIDENT, *short]) == 2
     assert "shape" in capsys.readouterr().err
