@@ -32,7 +32,7 @@ SETTINGS = [
     ("plurality (non-private)", Plurality(), None),
     ("LNMax scale=20 (PATE 2017)", LNMax(scale=20), 500),
     ("Confident-GNMax T=200 s1=150 s2=40 (PATE 2018)", ConfidentGNMax(200, 150, 40), 900),
-    ("Confident-GNMax T=250 s1=300 s2=50 (best, eps <= 1)", ConfidentGNMax(250, 300, 50), 350),
+    ("Confident-GNMax T=250 s1=300 s2=50 (best, eps <= 1)", ConfidentGNMax(250, 300, 50), 365),
 ]
 
 
