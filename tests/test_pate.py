@@ -363,6 +363,17 @@ def test_memory_as_a_path_and_a_different_seed_misses(data, tmp_path):
     other = small_pate(memory=str(tmp_path), max_queries=100, random_state=1).fit(X, y, X_public=X_pub)
     assert len(list(tmp_path.rglob("output.pkl"))) == 2
     assert first.n_queries_ == again.n_queries_ == other.n_queries_
+    # One private value or label changed: other teachers, never a stale cache hit.
+    X_changed, y_changed = X.copy(), y.copy()
+    X_changed[7, 3] += 1e-9
+    y_changed[11] = (y_changed[11] + 1) % 3
+    small_pate(memory=str(tmp_path), max_queries=100).fit(X_changed, y, X_public=X_pub)
+    small_pate(memory=str(tmp_path), max_queries=100).fit(X, y_changed, X_public=X_pub)
+    small_pate(memory=str(tmp_path), max_queries=100).fit(pd.DataFrame(X), y, X_public=pd.DataFrame(X_pub))
+    df = pd.DataFrame(X)
+    df.iloc[7, 3] += 1e-9
+    small_pate(memory=str(tmp_path), max_queries=100).fit(df, y, X_public=pd.DataFrame(X_pub))
+    assert len(list(tmp_path.rglob("output.pkl"))) == 6
 
 
 def test_verbose_levels_print_phases_and_progress_but_no_data(data, capsys):
