@@ -5,7 +5,7 @@
 any cluster size. On a real cluster, pass the scheduler's address instead of
 a ``LocalCluster``.
 
-Run: ``python benchmarks/distributed.py`` (about 3 minutes on 2 cores).
+Run: ``python benchmarks/dask_workers.py`` (about 3 minutes on 2 cores).
 """
 
 import time
