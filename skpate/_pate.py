@@ -54,18 +54,23 @@ def _student_has(attr):
     return check
 
 
-def _seed(estimator, rng):
-    """Give every ``random_state`` parameter of ``estimator`` a seed derived from ``rng``.
+def _seed(estimator, seed):
+    """Give every ``random_state`` parameter of ``estimator`` a seed derived from the int ``seed``.
 
     As ``sklearn.ensemble`` does for its members, so that a seeded
     ``PATEClassifier`` is reproducible and teachers are not identical copies.
-    One draw from ``rng`` per estimator, whatever its parameters, so that
-    changing the student does not change the queries or the noise.
+    The caller draws one ``seed`` per estimator, whatever its parameters, so
+    that changing the student does not change the queries or the noise.
     """
-    own = np.random.default_rng(rng.integers(2**63))
+    own = np.random.default_rng(seed)
     keys = [k for k in estimator.get_params(deep=True) if k == "random_state" or k.endswith("__random_state")]
     estimator.set_params(**{k: int(own.integers(np.iinfo(np.int32).max)) for k in sorted(keys)})
     return estimator
+
+
+def _seeded_teachers(estimator, seeds):
+    """One seeded clone of ``estimator`` per seed."""
+    return [_seed(clone(estimator), seed) for seed in seeds]
 
 
 def _vote(teachers, X_query, classes):
@@ -155,24 +160,22 @@ def _fingerprint(data):
     return data
 
 
-def _teachers_key(estimator, teachers, partitions, X_private, y_private, X_query, classes):
+def _teachers_key(estimator, seeds, partitions, X_private, y_private, X_query, classes):
     """What the fitted teachers and their votes depend on: estimator, seeds, partition, data, queries."""
-    seeds = [
-        sorted((k, v) for k, v in teacher.get_params(deep=True).items() if k.split("__")[-1] == "random_state")
-        for teacher in teachers
-    ]
     parts = [joblib.hash(estimator), seeds, partitions, classes]
     return joblib.hash(parts + [_fingerprint(X_private), _fingerprint(y_private), _fingerprint(X_query)])
 
 
 def _train_teachers_pickled(key, args):
-    """``_train_teachers(*args)`` as C-pickled bytes, cached under ``key`` by ``PATEClassifier(memory=...)``.
+    """``_train_teachers`` as C-pickled bytes, cached under ``key`` by ``PATEClassifier(memory=...)``.
 
-    ``key`` (:func:`_teachers_key`) replaces hashing the arguments, and
-    bytes reload far faster than joblib's pickling of thousands of small
-    arrays (measured: 250 fitted forests reload in 0.9 s instead of 14 s).
+    ``args`` is ``(estimator, seeds, partitions, ...)``. ``key``
+    (:func:`_teachers_key`) replaces hashing the arguments, and bytes reload
+    far faster than joblib's pickling of thousands of small arrays
+    (measured: 250 fitted forests reload in 0.9 s instead of 14 s).
     """
-    return pickle.dumps(_train_teachers(*args), protocol=pickle.HIGHEST_PROTOCOL)
+    estimator, seeds, *rest = args
+    return pickle.dumps(_train_teachers(_seeded_teachers(estimator, seeds), *rest), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _is_semi_supervised(estimator):
@@ -503,8 +506,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         partitions = disjoint_partitions(n_private, self.n_teachers, rng, groups)
         self._log(f"partitioned {n_private} private rows among {self.n_teachers} teachers", start)
 
-        teachers = [_seed(clone(self.estimator), rng) for _ in range(self.n_teachers)]
-        _seed(student, rng)
+        teacher_seeds = [int(rng.integers(2**63)) for _ in range(self.n_teachers)]
+        _seed(student, int(rng.integers(2**63)))
         n_public = _num_samples(X_pub)
         n_queries = n_public if self.max_queries is None else min(self.max_queries, n_public)
         round_sizes = [len(chunk) for chunk in np.array_split(np.arange(n_queries), self.n_rounds) if len(chunk)]
@@ -521,7 +524,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         votes, answered, probas = [], [], []  # filled round by round
         try:
             teachers, labels, queried = self._query_rounds(
-                aggregator, teachers, student, partitions, X_private, y_private, X_pub, classes, round_sizes,
+                aggregator, teacher_seeds, student, partitions, X_private, y_private, X_pub, classes, round_sizes,
                 semi_supervised, rng, votes, answered, probas,
             )  # fmt: skip
         except BaseException:
@@ -566,7 +569,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _query_rounds(
-        self, aggregator, teachers, student, partitions, X_private, y_private, X_pub, classes, round_sizes,
+        self, aggregator, teacher_seeds, student, partitions, X_private, y_private, X_pub, classes, round_sizes,
         semi_supervised, rng, votes, answered, probas,
     ):  # fmt: skip
         """Fit the teachers, then, round by round, choose queries, vote, aggregate and fit the student.
@@ -577,8 +580,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         # One joblib task per batch of teachers: data is shipped once per batch.
         batches = np.array_split(np.arange(self.n_teachers), min(effective_n_jobs(self.n_jobs), self.n_teachers))
         reuse = self.warm_start and len(getattr(self, "teachers_", ())) == self.n_teachers
-        if reuse:
-            teachers = self.teachers_
+        teachers = self.teachers_ if reuse else None
         n_public = _num_samples(X_pub)
         labels = np.full(n_public, -1, dtype=np.int64)  # class index of each public row, -1: none
         queried = np.zeros(n_public, dtype=bool)
@@ -594,13 +596,13 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
             start = time.perf_counter()
             if round_number == 0 and not reuse:
-                args = (teachers, partitions, X_private, y_private, X_query, classes, len(batches), self.verbose >= 2)
+                args = (partitions, X_private, y_private, X_query, classes, len(batches), self.verbose >= 2)
                 if self.memory is None:
-                    teachers, round_votes = _train_teachers(*args)
-                else:
-                    key = _teachers_key(self.estimator, *args[:6])
+                    teachers, round_votes = _train_teachers(_seeded_teachers(self.estimator, teacher_seeds), *args)
+                else:  # the key needs only the seeds: teachers are built on a cache miss only
+                    key = _teachers_key(self.estimator, teacher_seeds, *args[:5])
                     cached = check_memory(self.memory).cache(_train_teachers_pickled, ignore=["args"])
-                    teachers, round_votes = pickle.loads(cached(key, args))
+                    teachers, round_votes = pickle.loads(cached(key, (self.estimator, teacher_seeds, *args)))
                 self._log(f"fitted {self.n_teachers} teachers and collected their votes on {size} queries", start)
             else:
                 round_votes = sum(
