@@ -114,10 +114,9 @@ def _train_teachers(teachers, partitions, X_private, y_private, X_query, classes
 
     One joblib task per batch of teachers (data shipped once per batch); with
     ``progress``, more, smaller batches and a progress line on stderr as they
-    finish. A pure function of its inputs (the teachers come seeded), so
-    that ``PATEClassifier(memory=...)`` can cache it: the key is the
-    teachers' parameters and seeds, the private rows, the partitions and the
-    queries.
+    finish. A pure function of its inputs (the teachers come seeded), which
+    is what lets ``PATEClassifier(memory=...)`` cache it through
+    :func:`_train_teachers_pickled` under :func:`_teachers_key`.
     """
     n_batches = min(len(teachers), n_jobs * (8 if progress else 1))
     batches = np.array_split(np.arange(len(teachers)), n_batches)
@@ -252,9 +251,9 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Cache the fitted teachers and their first-round votes (as
         ``Pipeline(memory=...)`` caches transformers), keyed by the
         teachers' parameters and seeds, the private rows, the partition and
-        the queries (hashed row by row, so a cache hit is cheap): a ``GridSearchCV`` over aggregator or student
-        parameters with an int ``random_state`` trains the teachers once per
-        split. The cache holds teachers trained on private data: keep it
+        the queries (hashed row by row, so a cache hit is cheap): a
+        ``GridSearchCV`` over aggregator or student parameters with an int
+        ``random_state`` trains the teachers once per split. The cache holds teachers trained on private data: keep it
         private and delete it when done. Every fit is still paid for.
     accountant : skpate.privacy.RDPAccountant, default=None
         Budget shared by every fit on the same private data. The fit

@@ -48,7 +48,7 @@ class PrivacyReport:
         (smooth sensitivity + GNSS, PATE 2018 App. B), including the cost
         of the release itself: publishable, but an *estimate* (it may fall
         below ``epsilon``). ``None`` when not computed (aggregators other
-        than GNMax and Confident-GNMax, or ``sanitize=False``).
+        than GNMax and Confident-GNMax, or ``sanitize_order=None``).
     sanitization : SanitizedEpsilon or None
         Parameters and parts of that release.
     aggregator : str
