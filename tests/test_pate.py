@@ -376,6 +376,22 @@ def test_memory_as_a_path_and_a_different_seed_misses(data, tmp_path):
     assert len(list(tmp_path.rglob("output.pkl"))) == 6
 
 
+def test_memory_hit_unpickles_the_teachers_only_when_used(data, tmp_path):
+    X, y, X_pub, _ = data
+    plain = small_pate(max_queries=100, n_rounds=2, query_strategy="uncertainty").fit(X, y, X_public=X_pub)
+    small_pate(memory=str(tmp_path), max_queries=100).fit(X, y, X_public=X_pub)
+    hit = small_pate(memory=str(tmp_path), max_queries=100).fit(X, y, X_public=X_pub)
+    assert len(hit.teachers_) == 20 and hit.teachers_._teachers is None  # votes only so far
+    # Used, they are the teachers a fit without memory trains.
+    for cached, fitted in zip(hit.teachers_, small_pate(max_queries=100).fit(X, y, X_public=X_pub).teachers_):
+        np.testing.assert_array_equal(cached.predict(X_pub), fitted.predict(X_pub))
+    restored = pickle.loads(pickle.dumps(hit))
+    assert restored.teachers_._teachers is None and len(restored.teachers_) == 20
+    # A second round votes with the cached teachers: same result as without memory.
+    rounds = small_pate(memory=str(tmp_path), max_queries=100, n_rounds=2, query_strategy="uncertainty")
+    np.testing.assert_array_equal(rounds.fit(X, y, X_public=X_pub).public_labels_, plain.public_labels_)
+
+
 def test_verbose_levels_print_phases_and_progress_but_no_data(data, capsys):
     X, y, X_pub, _ = data
     small_pate(max_queries=100).fit(X, y, X_public=X_pub)
