@@ -57,8 +57,8 @@ def main():
     fits = 10 * args.splits + 1
     print(f"one fit (250 teachers + aggregation + student): {single:.1f}s, of which teachers {teachers:.1f}s "
           f"(the fit minus a fit whose teachers come from memory, {hit:.2f}s)")  # fmt: skip
-    print(f"GridSearchCV, 10 candidates x {args.splits} splits + refit = {fits} fits, with memory: {search_seconds:.1f}s "
-          f"(without memory: ~{fits * single:.0f}s)")  # fmt: skip
+    print(f"GridSearchCV, 10 candidates x {args.splits} splits + refit = {fits} fits, with memory: "
+          f"{search_seconds:.1f}s (without memory: ~{fits * single:.0f}s)")  # fmt: skip
     print(f"per teacher ensemble trained ({ensembles}): {search_seconds / ensembles:.1f}s = "
           f"{search_seconds / ensembles / teachers:.2f}x one fit's teacher time (target <= 1.5x), "
           f"{search_seconds / ensembles / single:.2f}x one whole fit")  # fmt: skip
