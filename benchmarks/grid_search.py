@@ -8,7 +8,7 @@ most 1.5x of one fit's teacher time, measured as the fit minus a fit whose
 teachers come from memory). Every one of the 10 x n_splits + 1 fits is still paid for in
 privacy (see ``RDPAccountant``).
 
-Run: ``python benchmarks/grid_search.py [--splits 2]`` (about 3 minutes on 2 cores).
+Run: ``python benchmarks/grid_search.py [--splits 2]`` (under a minute on 2 cores).
 """
 
 import argparse

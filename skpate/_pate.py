@@ -1,6 +1,7 @@
 """PATEClassifier: partition -> teachers -> votes -> noisy aggregation -> student."""
 
 import copy
+import functools
 import pickle
 import sys
 import time
@@ -11,7 +12,7 @@ import joblib
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -74,6 +75,26 @@ def _seeded_teachers(estimator, seeds):
     return [_seed(clone(estimator), seed) for seed in seeds]
 
 
+def _local_parallelism(task):
+    """Run a teacher task with joblib's defaults reset to one thread inside it.
+
+    The tasks themselves are spread by the caller's joblib backend; a
+    teacher's own ``Parallel`` (a forest's trees) must stay in the process
+    that runs the task, sequential unless the teacher asks for ``n_jobs``.
+    Under ``parallel_backend("dask")`` nested calls otherwise become cluster
+    tasks, one per tree (measured: 2 workers 4x slower than 1), and inherit
+    ``n_jobs=-1`` (threads fighting over the GIL: 2x slower).
+    """
+
+    @functools.wraps(task)
+    def run(*args):
+        with parallel_config(backend="threading", n_jobs=1):
+            return task(*args)
+
+    return run
+
+
+@_local_parallelism
 def _vote(teachers, X_query, classes):
     """Vote histogram ``(n_queries, n_classes)`` of ``teachers`` on ``X_query``."""
     votes = np.zeros((_num_samples(X_query), len(classes)), dtype=np.int64)
@@ -89,6 +110,7 @@ def _vote(teachers, X_query, classes):
     return votes
 
 
+@_local_parallelism
 def _fit_and_vote(estimators, partitions, X, y, X_query, classes):
     """Fit teachers on their partitions and return them with their votes.
 
