@@ -216,7 +216,7 @@ class _PickledTeachers(Sequence):
 
 
 def _train_teachers_pickled(key, args):
-    """``_train_teachers`` with the teachers as C-pickled bytes, cached under ``key`` by ``PATEClassifier(memory=...)``.
+    """``_train_teachers``, teachers as C-pickled bytes; ``PATEClassifier(memory=...)`` caches it under ``key``.
 
     ``args`` is ``(estimator, seeds, partitions, ...)``. ``key``
     (:func:`_teachers_key`) replaces hashing the arguments, and bytes reload
