@@ -5,8 +5,8 @@ Teachers do not depend on the aggregator's noise: with ``memory`` (and an int
 the refit), not one per candidate and split. Prints the time of one fit, of
 the cached search, and their ratio per teacher ensemble trained (target: at
 most 1.5x of one fit's teacher time, measured as the fit minus a fit whose
-teachers come from memory). Every one of the 10 x n_splits + 1 fits is still paid for in
-privacy (see ``RDPAccountant``).
+teachers come from memory). Every one of the 10 x n_splits + 1 fits is
+still paid for in privacy (see ``RDPAccountant``).
 
 Run: ``python benchmarks/grid_search.py [--splits 2]`` (under a minute on 2 cores).
 """

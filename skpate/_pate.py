@@ -305,8 +305,9 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         teachers' parameters and seeds, the private rows, the partition and
         the queries (hashed row by row, so a cache hit is cheap): a
         ``GridSearchCV`` over aggregator or student parameters with an int
-        ``random_state`` trains the teachers once per split. The cache holds teachers trained on private data: keep it
-        private and delete it when done. Every fit is still paid for.
+        ``random_state`` trains the teachers once per split. The cache holds
+        teachers trained on private data: keep it private and delete it when
+        done. Every fit is still paid for.
     accountant : skpate.privacy.RDPAccountant, default=None
         Budget shared by every fit on the same private data. The fit
         reserves its worst-case data-independent cost before any teacher is
