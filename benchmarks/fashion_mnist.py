@@ -5,7 +5,7 @@ is the first half of the test set, the evaluation set the second half;
 delta = 1e-5. Needs the files: ``apt-get install dataset-fashion-mnist``.
 
 Run: ``python benchmarks/fashion_mnist.py [--teachers 250] [--seeds 2] [--n-jobs 2]``
-(about 65 minutes on 2 cores; the VAT students take most of it).
+(about 50 minutes on 2 cores; the VAT students take most of it).
 
 Prints (1) teacher training time per teacher under different torch/joblib
 thread settings, (2) one table over aggregators and students, with the
