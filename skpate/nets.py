@@ -80,7 +80,8 @@ class _VATNet(NeuralNetClassifier):
 
     Labeled rows (``y >= 0``) pay cross-entropy; all rows pay the VAT
     consistency loss ``KL(p(x) || p(x + r_adv))`` with ``r_adv`` one power
-    iteration from a random direction (Miyato et al. 2018, Alg. 1).
+    iteration from a random direction (Miyato et al. 2018, Alg. 1). Dropout
+    stays on and is redrawn in each of the three forward passes.
     """
 
     def __init__(self, *args, vat_eps=2.0, vat_xi=1e-6, vat_weight=1.0, **kwargs):
