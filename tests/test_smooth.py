@@ -4,6 +4,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.integrate import quad
 from scipy.stats import norm
 
@@ -177,3 +179,71 @@ def test_cost_is_non_decreasing_in_q():
         for sensitivity in [1.0, bounds.THRESHOLD_SENSITIVITY]:
             rdp = bounds.rdp_gaussian_data_dependent(logq, sigma, orders, sensitivity=sensitivity)
             assert np.all(np.diff(rdp, axis=0) >= -1e-12 * rdp[1:])
+
+
+# The smooth-sensitivity grid must not depend on the votes: with n_teachers / sigma above about 21 a
+# vote-dependent lower edge misaligned the grids of neighbours and broke beta-smoothness.
+NEIGHBOURS = [
+    ([[1, 11]], [[2, 10]], 0.3, 5.0, 0.5),
+    ([[457, 543]], [[456, 544]], 20.0, 20.0, 0.02),
+]
+
+
+@pytest.mark.parametrize("votes, neighbour, sigma, order, beta", NEIGHBOURS)
+def test_smooth_sensitivity_is_beta_smooth_when_n_teachers_over_sigma_is_large(votes, neighbour, sigma, order, beta):
+    here = smooth_sensitivity(votes, GNMax(sigma), order, beta)
+    there = smooth_sensitivity(neighbour, GNMax(sigma), order, beta)
+    assert here > 0 and there > 0
+    assert here <= np.exp(beta) * there * (1 + 1e-12)
+    assert there <= np.exp(beta) * here * (1 + 1e-12)
+
+
+@st.composite
+def neighbouring_votes(draw):
+    """Votes of 1-5 queries and 2-4 classes, and a neighbour: one teacher changes its vote on every query."""
+    n_teachers = draw(st.integers(1, 120))
+    n_classes = draw(st.integers(2, 4))
+    n_queries = draw(st.integers(1, 5))
+    votes, neighbour = [], []
+    for _ in range(n_queries):
+        cuts = draw(st.lists(st.integers(0, n_teachers), min_size=n_classes - 1, max_size=n_classes - 1))
+        row = np.diff([0, *sorted(cuts), n_teachers])
+        source = draw(st.sampled_from(np.flatnonzero(row).tolist()))
+        target = draw(st.sampled_from([c for c in range(n_classes) if c != source]))
+        moved = row.copy()
+        moved[source] -= 1
+        moved[target] += 1
+        votes.append(row)
+        neighbour.append(moved)
+    return np.array(votes), np.array(neighbour)
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(
+    pair=neighbouring_votes(),
+    teachers_per_sigma=st.floats(0.5, 400.0),
+    order=st.floats(1.5, 40.0),
+    beta=st.floats(0.005, 1.0),
+    confident=st.booleans(),
+    data=st.data(),
+)
+def test_smooth_sensitivity_is_beta_smooth_for_random_neighbours(
+    pair, teachers_per_sigma, order, beta, confident, data
+):
+    """S(D) <= exp(beta) S(D') both ways, for GNMax and ConfidentGNMax, n_teachers / sigma far above and below 21."""
+    votes, neighbour = pair
+    n_teachers = int(votes[0].sum())
+    sigma = n_teachers / teachers_per_sigma
+    extra = {}
+    if confident:
+        threshold = data.draw(st.floats(0.0, 1.0)) * n_teachers
+        sigma_threshold = n_teachers / data.draw(st.floats(0.5, 400.0))
+        aggregator = ConfidentGNMax(threshold=threshold, sigma_threshold=sigma_threshold, sigma=sigma)
+        mask = data.draw(st.lists(st.booleans(), min_size=len(votes), max_size=len(votes)))
+        extra["answered"] = np.array(mask, dtype=bool)
+    else:
+        aggregator = GNMax(sigma)
+    here = smooth_sensitivity(votes, aggregator, order, beta, **extra)
+    there = smooth_sensitivity(neighbour, aggregator, order, beta, **extra)
+    assert here <= np.exp(beta) * there * (1 + 1e-12)
+    assert there <= np.exp(beta) * here * (1 + 1e-12)

@@ -125,6 +125,16 @@ class _GNMaxPart:
     ``G(x) = max(f(min(cap, R x)) - f(x), f(x) - f(r x))``, and within
     distance ``k`` at most ``max G`` over ``[q_low(k), q_high(k)]``, bounded
     cell by cell on a grid of ``log x`` using that ``f`` is monotone.
+
+    The grid depends on ``(n_teachers, n_classes, sigma)`` only, never on the
+    votes, so neighbours share its cells and the nested ranges give nested
+    cell maxima (``A_D(k) <= A_D'(k + 1)``). It covers every ``q_low(k)``
+    looked up (``k + 1 <= n_teachers``): each rival's gap is at most
+    ``n_teachers`` and the shift ``2k`` at most ``2 n_teachers - 2``, so every
+    term, hence ``q_low(k)``, is at least ``Phi(-3 n_teachers / (sqrt 2 sigma))``;
+    ``q_high(k)`` is at most the cap, the grid's top edge. A range covers
+    every cell whose closed interval meets it (monotone under inclusion,
+    including ranges ending exactly on an edge).
     """
 
     def __init__(self, votes, sigma, order, n_teachers):
@@ -137,7 +147,9 @@ class _GNMaxPart:
         log_up = log_ndtr(-(n - 2.0) / scale) - log_ndtr(-n / scale)
         log_down = log_ndtr(-(n + 2.0) / scale) - log_ndtr(-n / scale)
         self.cap = np.log1p(-1.0 / votes.shape[1])
-        lowest = float(np.min(_gaussian_logq_range(votes, sigma, [n + 1.0])[0]))
+        # Data-independent lower edge (class docstring): below every q_low(k) with k + 1 <= n_teachers,
+        # and at least one cell below the cap.
+        lowest = min(float(log_ndtr(-3.0 * n / scale)), self.cap - 0.05)
         # Cells in log q from the lowest reachable q to the cap: 0.05 wide, at most 20,000 of them.
         width = max(0.05, (self.cap - lowest) / 20_000)
         self.edges = np.arange(self.cap, lowest - width, -width)[::-1]
@@ -155,8 +167,8 @@ class _GNMaxPart:
         by_range = np.maximum(self.cost(high.ravel()) - self.cost(low.ravel()), 0.0).reshape(low.shape)
         low, high = low_all[at], high_all[at]
         n_cells = self.edges.size - 1
-        first = np.clip(np.searchsorted(self.edges, low, side="right") - 1, 0, n_cells - 1)
-        last = np.clip(np.searchsorted(self.edges, high, side="left") - 1, first, n_cells - 1)
+        first = np.clip(np.searchsorted(self.edges, low, side="left") - 1, 0, n_cells - 1)
+        last = np.clip(np.searchsorted(self.edges, high, side="right") - 1, first, n_cells - 1)
         by_profile = _range_max(self.table, first, last)
         return np.minimum(by_range, by_profile).sum(axis=1)
 
