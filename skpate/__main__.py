@@ -44,8 +44,9 @@ def _parser():
     analyze_cmd.add_argument("--method", choices=["classic", "improved"], default="classic")
     analyze_cmd.add_argument(
         "--sanitize-order",
+        type=float,
         default=None,
-        help="RDP order of the sanitized release (a number, or 'auto'); none by default",
+        help="RDP order of the sanitized release, fixed before seeing the votes; none by default",
     )
     analyze_cmd.add_argument("--seed", type=int, default=None, help="seed of the sanitized release's noise")
     return parser
@@ -84,15 +85,9 @@ def main(argv=None):
         answered = _load(args.answered, "--answered")
         proba = _load(args.student_proba, "--student-proba")
         aggregator = _aggregator(args)
-        order = args.sanitize_order
-        if order is not None and order != "auto":
-            try:
-                order = float(order)
-            except ValueError:
-                raise ValueError(f"--sanitize-order must be a number > 1 or 'auto', got {order!r}.") from None
         report = analyze(
             votes, aggregator, args.delta, answered=answered, student_proba=proba, method=args.method,
-            sanitize_order=order, random_state=args.seed,
+            sanitize_order=args.sanitize_order, random_state=args.seed,
         )  # fmt: skip
     except ValueError as exc:
         print(f"python -m skpate analyze: error: {exc}", file=sys.stderr)

@@ -5,7 +5,9 @@ import functools
 import pickle
 import sys
 import time
+import warnings
 from collections.abc import Sequence
+from typing import NamedTuple
 from numbers import Integral, Real
 
 import joblib
@@ -29,8 +31,9 @@ from sklearn.utils.validation import (
 
 from . import aggregators as agg
 from ._partition import disjoint_partitions
+from .aggregators import PrivacyLeakWarning
 from .privacy import RDPAccountant, analyze
-from .privacy.smooth import default_parameters, gnss_rdp
+from .privacy.cost import Cost, gaussian_budget, largest_count
 
 __all__ = ["PATEClassifier"]
 
@@ -43,6 +46,22 @@ AGGREGATORS = {
     "interactive-gnmax": agg.InteractiveGNMax,
     "nzc": agg.NZC,
 }
+
+
+class _Plan(NamedTuple):
+    """What a fit may spend, fixed before any teacher is trained (public quantities only)."""
+
+    n_queries: int  # most queries the fit submits
+    budget_mu_squared: float  # the filter's budget in Gaussian DP, or None: no filter needed
+    release: Cost  # the sanitized release, if any
+    reserved: Cost  # everything the fit can cost: what an accountant reserves
+
+
+def _label_dtype(classes):
+    """A dtype for labels that also holds -1 (no label): unsigned and string labels do not."""
+    if classes.dtype.kind in "if":
+        return classes.dtype
+    return np.int64 if classes.dtype.kind in "ub" else object
 
 
 def _student_has(attr):
@@ -244,7 +263,9 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     private (labeled) rows, labels public (unlabeled) rows with a noisy
     aggregation of the teachers' votes, and trains a ``student`` on those
     labels. Predictions come from the student, the only model meant to be
-    published; its privacy cost is ``privacy_spent_``.
+    published; ``privacy_spent_`` is the ``(epsilon, delta)`` to publish with
+    it. Give the budget first (``epsilon=1.0``) and the fit answers as many
+    queries as it allows.
 
     Parameters
     ----------
@@ -257,7 +278,10 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Noisy aggregation of the votes, from :mod:`skpate.aggregators`, or
         one of ``"plurality"``, ``"lnmax"``, ``"gnmax"``, ``"confident-gnmax"``,
         ``"interactive-gnmax"``, ``"nzc"`` with default parameters. None means
-        ``GNMax(sigma=40)``. ``InteractiveGNMax`` compares the teachers with
+        ``GNMax(sigma=40)`` without a budget; with ``epsilon``, GNMax whose
+        noise is calibrated to it: ``GNMax.for_budget(epsilon, delta,
+        max_queries)`` when ``max_queries`` is given, else ``sigma =
+        n_teachers / 3`` with as many queries as the budget allows. ``InteractiveGNMax`` compares the teachers with
         the student of the previous round (the uniform distribution in the
         first round, which makes it Confident-GNMax with threshold
         ``threshold + n_teachers / n_classes``).
@@ -266,10 +290,28 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         None means a clone of ``estimator``.
     max_queries : int, default=None
         At most this many public rows are submitted to the teachers; None
-        submits them all. Every submitted query is paid for.
+        submits them all (or, with ``epsilon``, as many as it allows). Every
+        submitted query is paid for.
+    epsilon : float > 0, default=None
+        A privacy budget fixed before the fit, at ``delta``, covering
+        everything the fit releases (threshold checks, answers, the
+        sanitized release). The fit submits public rows (in the order of
+        ``query_strategy``) until the next query could exceed it,
+        ``max_queries`` is reached or the public rows run out; the guarantee
+        is then the budget. Aggregators that answer every query (GNMax,
+        LNMax, NZC) get as many queries as the budget covers a priori;
+        Confident- and Interactive-GNMax run under a privacy filter in
+        Gaussian DP (Smith & Thakurta 2022), which charges the answer step
+        only where it runs and so answers more. None: no budget; the
+        publishable epsilon is the a-priori cost of the submitted queries.
     delta : float, default=1e-5
         The ``delta`` of the reported (epsilon, delta); should be well below
         ``1 / n_private_rows``.
+    classes : array-like of shape (n_classes,), default=None
+        The label set, from public knowledge (e.g. the dataset's schema).
+        None takes it from the private labels and raises a
+        :class:`~skpate.PrivacyLeakWarning`: which labels occur in the
+        private data is then published.
     query_strategy : {"random", "uncertainty"}, default="random"
         How each round picks its queries among the public rows not yet
         queried: at random, or (after the first, random round) the rows where
@@ -291,14 +333,15 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Seeds, in this order, the partition, the teachers' and the student's
         own seeds, then, round by round, the choice of queries and the noise.
         None draws fresh OS entropy at every fit.
-    sanitize_order : "auto", float > 1 or None, default="auto"
-        For GNMax and Confident-GNMax, release the data-dependent epsilon
-        with smooth sensitivity and Gaussian noise (PATE 2018 App. B) as
-        ``privacy_report_.sanitized_epsilon``, at this RDP order. ``"auto"``:
-        the order of the data-dependent epsilon (the papers' practice; that
-        choice depends on the votes). A number fixed before seeing the data
-        makes the release fully covered by the guarantee. None: no release.
-        The release's own cost is included in the data-independent epsilon.
+    sanitize_order : float > 1 or None, default=None
+        For GNMax and Confident-GNMax, also release the data-dependent
+        epsilon with smooth sensitivity and Gaussian noise (PATE 2018 App.
+        B) as ``privacy_report_.sanitized_epsilon``, at this RDP order, fixed
+        before seeing the data (choosing it from the votes, as the papers
+        do, would leak them). Its own cost is inside the publishable epsilon
+        and inside ``epsilon``. None (default): no release; it costs budget
+        and, at the budgets one publishes, rarely lands below the a-priori
+        bound.
     memory : str, joblib.Memory or None, default=None
         Cache the fitted teachers and their first-round votes (as
         ``Pipeline(memory=...)`` caches transformers), keyed by the
@@ -310,10 +353,10 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         done. Every fit is still paid for.
     accountant : skpate.privacy.RDPAccountant, default=None
         Budget shared by every fit on the same private data. The fit
-        reserves its worst-case data-independent cost before any teacher is
-        trained (and is refused if it does not fit), then is charged its
-        actual data-independent cost. Shared by every clone, so a
-        ``GridSearchCV`` charges all its fits to it.
+        reserves its a-priori cost (or its own ``epsilon``) before any
+        teacher is trained, and is refused if it does not fit; then it is
+        charged what it spent. Shared by every clone, so a ``GridSearchCV``
+        charges all its fits to it.
     n_jobs : int, default=None
         Number of joblib jobs that fit the teachers (``-1``: all cores).
     verbose : int, default=0
@@ -331,7 +374,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     student_ : estimator
         The fitted student.
     classes_ : ndarray of shape (n_classes,)
-        Class labels seen among the private rows.
+        The label set: ``classes``, sorted, or the private labels.
     public_labels_ : ndarray of shape (n_public,)
         Noisy label of every public row, ``-1`` where it was not queried or
         not answered (dtype object when the class labels are not numbers).
@@ -342,14 +385,16 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     n_answered_ : int
         Queries that received a label (and trained the student).
     privacy_spent_ : tuple of (float, float)
-        ``(epsilon, delta)`` from the papers' *data-dependent* analysis. It is
-        computed from the private votes, so it is itself sensitive: publish
-        ``privacy_report_.data_independent_epsilon`` (a guaranteed bound) or
-        ``privacy_report_.sanitized_epsilon`` (a DP estimate) instead.
+        ``(epsilon, delta)`` to publish with the student: the budget, or the
+        a-priori cost of the submitted queries (``privacy_report_.epsilon``).
     privacy_report_ : skpate.PrivacyReport
-        The full accounting: ``data_independent_epsilon`` (publishable
-        bound), ``epsilon`` (data-dependent, private), ``sanitized_epsilon``
-        (publishable estimate), RDP curves.
+        The full accounting, publishable first: ``epsilon`` and its
+        ``guarantee``, ``spent_epsilon`` (how much of a budget was used),
+        ``sanitized_epsilon`` (a DP estimate, if asked for), then
+        ``data_dependent_epsilon`` (the papers' number, private).
+    aggregator_ : aggregator object
+        The aggregator used (with the noise calibrated to ``epsilon`` when
+        ``aggregator`` is None).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -382,10 +427,12 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     >>> from sklearn.tree import DecisionTreeClassifier
     >>> from skpate import PATEClassifier, GNMax
     >>> X, y = make_classification(n_samples=3000, random_state=0)
-    >>> clf = PATEClassifier(DecisionTreeClassifier(max_depth=3), n_teachers=50,
-    ...                      aggregator=GNMax(sigma=5), max_queries=200, random_state=0)
+    >>> clf = PATEClassifier(DecisionTreeClassifier(max_depth=3), n_teachers=50, classes=[0, 1],
+    ...                      aggregator=GNMax(sigma=20), epsilon=2.0, random_state=0)
     >>> clf = clf.fit(X[:2500], y[:2500], X_public=X[2500:])
-    >>> epsilon, delta = clf.privacy_spent_
+    >>> epsilon, delta = clf.privacy_spent_  # what to publish with clf.export_student()
+    >>> epsilon <= 2.0
+    True
     """
 
     _parameter_constraints: dict = {
@@ -394,13 +441,15 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "aggregator": [None, HasMethods(["aggregate", "privacy_cost"]), StrOptions(set(AGGREGATORS))],
         "student": [None, HasMethods(["fit", "predict"])],
         "max_queries": [None, Interval(Integral, 1, None, closed="left")],
+        "epsilon": [None, Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
+        "classes": [None, "array-like"],
         "query_strategy": [StrOptions({"random", "uncertainty"})],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "semi_supervised": ["boolean", StrOptions({"auto"})],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
-        "sanitize_order": [None, StrOptions({"auto"}), Interval(Real, 1, None, closed="neither")],
+        "sanitize_order": [None, Interval(Real, 1, None, closed="neither")],
         "memory": [None, str, HasMethods(["cache"])],
         "accountant": [None, RDPAccountant],
         "n_jobs": [None, Integral],
@@ -414,13 +463,15 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         aggregator=None,
         student=None,
         max_queries=None,
+        epsilon=None,
         delta=1e-5,
+        classes=None,
         query_strategy="random",
         n_rounds=1,
         semi_supervised="auto",
         warm_start=False,
         random_state=None,
-        sanitize_order="auto",
+        sanitize_order=None,
         memory=None,
         accountant=None,
         n_jobs=None,
@@ -431,7 +482,9 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.aggregator = aggregator
         self.student = student
         self.max_queries = max_queries
+        self.epsilon = epsilon
         self.delta = delta
+        self.classes = classes
         self.query_strategy = query_strategy
         self.n_rounds = n_rounds
         self.semi_supervised = semi_supervised
@@ -526,7 +579,23 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         self : PATEClassifier
         """
-        aggregator = self._aggregator()
+        X = self._check_X(X)
+        X_private, y_private, X_pub = self._split_private_public(X, y, X_public)
+        classes = self._classes(y_private)
+        n_private, n_public = y_private.shape[0], _num_samples(X_pub)
+        if groups is not None:
+            groups = column_or_1d(groups)
+            if groups.shape[0] != _num_samples(X):
+                raise ValueError(f"groups must have one entry per row of X ({_num_samples(X)}), got {groups.shape[0]}.")
+            groups = groups[~self._public_mask(y)]
+        reuse = self.warm_start and len(getattr(self, "teachers_", ())) == self.n_teachers
+        if reuse and not np.array_equal(self.classes_, classes):
+            raise ValueError(
+                f"warm_start reuses teachers that vote over the classes {list(self.classes_)}, but this fit's classes "
+                f"are {list(classes)}; fit with warm_start=False."
+            )
+        n_possible = n_public if self.max_queries is None else min(self.max_queries, n_public)
+        aggregator = self._aggregator(n_possible)
         student = clone(self.student if self.student is not None else self.estimator)
         needs_proba = self.query_strategy == "uncertainty" or aggregator._needs_student
         if needs_proba and self.n_rounds > 1 and not hasattr(student, "predict_proba"):
@@ -535,50 +604,30 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 f"{type(student).__name__} has none."
             )
         semi_supervised = _is_semi_supervised(student) if self.semi_supervised == "auto" else self.semi_supervised
-        X = self._check_X(X)
-        X_private, y_private, X_pub = self._split_private_public(X, y, X_public)
-        classes = np.unique(y_private)
-        n_private = y_private.shape[0]
-        if groups is not None:
-            groups = column_or_1d(groups)
-            if groups.shape[0] != _num_samples(X):
-                raise ValueError(f"groups must have one entry per row of X ({_num_samples(X)}), got {groups.shape[0]}.")
-            groups = groups[~self._public_mask(y)]
         # Fail on parameters before any teacher sees data (e.g. threshold > n_teachers).
         aggregator._validate(self.n_teachers)
         sanitize_order = self.sanitize_order if aggregator._sanitizable else None
-        if self.accountant is not None and sanitize_order == "auto":
-            raise ValueError(
-                "with an accountant, the sanitized release must be budgeted before the fit: set sanitize_order to "
-                "a number fixed in advance (e.g. 20) or to None; 'auto' picks it from the private votes."
-            )
+        plan = self._plan_budget(aggregator, n_possible, sanitize_order)
 
         # Fitted attributes are set only once the whole fit succeeded.
         rng = agg.check_generator(self.random_state)
         start = time.perf_counter()
         partitions = disjoint_partitions(n_private, self.n_teachers, rng, groups)
         self._log(f"partitioned {n_private} private rows among {self.n_teachers} teachers", start)
-
         teacher_seeds = [int(rng.integers(2**63)) for _ in range(self.n_teachers)]
         _seed(student, int(rng.integers(2**63)))
-        n_public = _num_samples(X_pub)
-        n_queries = n_public if self.max_queries is None else min(self.max_queries, n_public)
-        round_sizes = [len(chunk) for chunk in np.array_split(np.arange(n_queries), self.n_rounds) if len(chunk)]
-        orders = None if self.accountant is None else self.accountant.orders
+
         reservation = None
         if self.accountant is not None:  # refused here, before any teacher sees data
-            worst = aggregator.worst_case_rdp(n_queries, self.n_teachers, orders)
-            if sanitize_order is not None:
-                worst = worst + gnss_rdp(*default_parameters(sanitize_order), orders)
             reservation = self.accountant.reserve(
-                worst,
-                label=f"PATEClassifier({type(self.estimator).__name__}, {aggregator!r}, {n_queries} queries)",
+                plan.reserved,
+                label=f"PATEClassifier({type(self.estimator).__name__}, {aggregator!r}, {plan.n_queries} queries)",
             )
         votes, answered, probas = [], [], []  # filled round by round
         try:
             teachers, labels, queried = self._query_rounds(
-                aggregator, teacher_seeds, student, partitions, X_private, y_private, X_pub, classes, round_sizes,
-                semi_supervised, rng, votes, answered, probas,
+                aggregator, plan, teacher_seeds, student, partitions, X_private, y_private, X_pub, classes,
+                semi_supervised, rng, reuse, votes, answered, probas,
             )  # fmt: skip
         except BaseException:
             # Nothing released yet: void the reservation. Otherwise the
@@ -593,62 +642,176 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             aggregator,
             self.delta,
             answered=answered,
-            orders=orders,
             student_proba=np.vstack(probas) if aggregator._needs_student else None,
             sanitize_order=sanitize_order,
             random_state=rng,
+            budget=None if plan.budget_mu_squared is None else self.epsilon,
         )
         if reservation is not None:
-            self.accountant.settle(reservation, report.data_independent_rdp)
+            check, answer = aggregator.query_cost()
+            charged = len(answered) * check + int(answered.sum()) * answer + plan.release
+            self.accountant.settle(reservation, charged)
         labeled = np.flatnonzero(labels >= 0)
         if labeled.size == 0:
             raise ValueError(
-                f"{aggregator!r} answered none of the {n_queries} queries, so there is nothing to train the student "
-                "on; lower the threshold, raise max_queries or use more public rows. The queries were still paid "
-                f"for: data-independent epsilon {report.data_independent_epsilon:.3g} at delta {self.delta:g}."
+                f"{aggregator!r} answered none of the {len(answered)} queries, so there is nothing to train the "
+                "student on; lower the threshold, raise max_queries or use more public rows. The queries were still "
+                f"paid for: epsilon {report.epsilon:.3g} at delta {self.delta:g}."
             )
 
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.classes_ = classes
         self.teachers_ = teachers
         self.student_ = student
-        self.n_queries_ = n_queries
+        self.aggregator_ = aggregator
+        self.n_queries_ = len(answered)
         self.n_answered_ = int(labeled.size)
-        self.public_labels_ = np.full(n_public, -1, dtype=classes.dtype if classes.dtype.kind in "iuf" else object)
+        self.public_labels_ = np.full(n_public, -1, dtype=_label_dtype(classes))
         self.public_labels_[labeled] = classes[labels[labeled]]
         self.public_queried_ = queried
         self.privacy_report_ = report
         self.privacy_spent_ = (report.epsilon, self.delta)
         return self
 
+    def _classes(self, y_private):
+        """The label set: the public ``classes`` parameter, else the private labels (with a warning)."""
+        present = np.unique(y_private)
+        if self.classes is None:
+            warnings.warn(
+                f"classes were not given, so they are taken from the private labels: {list(present)}. Which labels "
+                "occur in the private data is then published (a record with a new label adds a class the student "
+                "can output). Pass PATEClassifier(classes=...) from public knowledge to silence this warning.",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
+            return present
+        classes = np.asarray(self.classes)
+        if classes.ndim != 1 or np.unique(classes).size != classes.size or classes.size < 2:
+            raise ValueError(
+                f"classes must be a 1-d list of at least 2 distinct labels, got {self.classes!r}."
+            )
+        unknown = np.setdiff1d(present, classes)
+        if unknown.size:
+            raise ValueError(
+                f"y holds {unknown.size} label(s) that are not in classes (e.g. {unknown[0]!r}); add them to "
+                "classes or relabel those rows."
+            )
+        return np.sort(classes)
+
+    def _aggregator(self, n_possible):
+        """The aggregator object; with a budget and no aggregator, GNMax with noise calibrated to it."""
+        if self.aggregator is None:
+            if self.epsilon is None:
+                return agg.GNMax(sigma=40.0)
+            if self.max_queries is not None:  # spend the budget on max_queries answers
+                return agg.GNMax.for_budget(self.epsilon, self.delta, n_possible, self._release_order(agg.GNMax))
+            # Noise a third of the ensemble: a 2-to-1 majority stands out of it.
+            return agg.GNMax(sigma=self.n_teachers / 3.0)
+        if isinstance(self.aggregator, str):
+            return AGGREGATORS[self.aggregator]()
+        return clone(self.aggregator)
+
+    def publishable_epsilon(self, n_public):
+        """The most a fit with these parameters can publish, known before it runs.
+
+        The a-priori cost of ``min(max_queries, n_public)`` queries, all
+        answered, with the sanitized release, or the ``epsilon`` budget if
+        that is smaller. Needs no data: for plots and for planning.
+
+        Parameters
+        ----------
+        n_public : int
+            Number of public rows the fit will see.
+
+        Returns
+        -------
+        epsilon : float
+        """
+        n_possible = n_public if self.max_queries is None else min(self.max_queries, n_public)
+        aggregator = self._aggregator(n_possible)
+        plan = self._plan_budget(aggregator, n_possible, self._release_order(aggregator))
+        return plan.reserved.epsilon(self.delta)[0]
+
+    def _release_order(self, aggregator):
+        return self.sanitize_order if aggregator._sanitizable else None
+
+    def _plan_budget(self, aggregator, n_possible, sanitize_order):
+        """How many queries the fit may submit, and under which guarantee, before any teacher is trained."""
+        release = agg._release_cost(sanitize_order)
+        check, answer = aggregator.query_cost()
+        apriori = aggregator.apriori_cost(n_possible) + release
+        if self.epsilon is None or apriori.epsilon(self.delta)[0] <= self.epsilon:
+            return _Plan(n_possible, None, release, apriori)
+        if not aggregator.is_private:
+            raise ValueError(f"epsilon={self.epsilon} is a budget, but {aggregator!r} is not private; use a noisy one.")
+        if release.epsilon(self.delta)[0] >= self.epsilon:
+            raise ValueError(
+                f"the sanitized release at sanitize_order={sanitize_order} alone costs more than epsilon="
+                f"{self.epsilon}; use sanitize_order=None or a larger epsilon."
+            )
+        if check.is_zero:  # every query is answered: the number of queries is known in advance
+            n_queries = largest_count(answer, self.epsilon, self.delta, n_possible, fixed=release)
+            if n_queries < 1:
+                raise ValueError(
+                    f"epsilon={self.epsilon} does not cover one query of {aggregator!r} at delta={self.delta:g}; "
+                    "raise epsilon, or the noise (e.g. GNMax.for_budget), or use more teachers."
+                )
+            return _Plan(n_queries, None, release, aggregator.apriori_cost(n_queries) + release)
+        # A filter (Smith & Thakurta 2022): queries run while the charges stay within mu^2.
+        budget = gaussian_budget(self.epsilon, self.delta, fixed=release)
+        if budget < check.mu_squared + answer.mu_squared:
+            raise ValueError(
+                f"epsilon={self.epsilon} does not cover one query of {aggregator!r} at delta={self.delta:g}; raise "
+                "epsilon or the noise (e.g. ConfidentGNMax.for_budget)."
+            )
+        return _Plan(n_possible, budget, release, Cost(mu_squared=budget) + release)
+
     def _query_rounds(
-        self, aggregator, teacher_seeds, student, partitions, X_private, y_private, X_pub, classes, round_sizes,
-        semi_supervised, rng, votes, answered, probas,
+        self, aggregator, plan, teacher_seeds, student, partitions, X_private, y_private, X_pub, classes,
+        semi_supervised, rng, reuse, votes, answered, probas,
     ):  # fmt: skip
         """Fit the teachers, then, round by round, choose queries, vote, aggregate and fit the student.
 
         Appends each round's votes, answered mask and student probabilities
         to ``votes``, ``answered``, ``probas`` as soon as it is aggregated.
+        Under a budget (``plan.budget_mu_squared``), each round may spend its
+        share of the budget (cumulatively) and a query is submitted only if
+        it fits even if answered: a privacy filter in Gaussian DP.
         """
         # One joblib task per batch of teachers: data is shipped once per batch.
         batches = np.array_split(np.arange(self.n_teachers), min(effective_n_jobs(self.n_jobs), self.n_teachers))
-        reuse = self.warm_start and len(getattr(self, "teachers_", ())) == self.n_teachers
         teachers = self.teachers_ if reuse else None
         n_public = _num_samples(X_pub)
         labels = np.full(n_public, -1, dtype=np.int64)  # class index of each public row, -1: none
         queried = np.zeros(n_public, dtype=bool)
+        check, answer = aggregator.query_cost()
+        per_query = check.mu_squared + answer.mu_squared
+        spent = 0.0  # mu^2 charged so far (filter only)
         student_fitted = False
+        round_sizes = [len(chunk) for chunk in np.array_split(np.arange(plan.n_queries), self.n_rounds)]
         for round_number, size in enumerate(round_sizes):
             candidates = np.flatnonzero(~queried)
+            if plan.budget_mu_squared is None:
+                if size == 0:
+                    continue
+            else:  # this round's share of the budget; what earlier rounds left carries over
+                round_budget = plan.budget_mu_squared * (round_number + 1) / self.n_rounds
+                size = min(candidates.size, plan.n_queries - int(queried.sum()))
+                if check.mu_squared > 0:  # rows that could be checked at all
+                    size = min(size, int(np.floor((round_budget - spent) / check.mu_squared)))
+                if round_budget - spent < per_query or size == 0:
+                    continue
             if not student_fitted or self.query_strategy == "random":
-                query_idx = np.sort(rng.choice(candidates, size=size, replace=False))
+                query_idx = rng.permutation(candidates)[:size]
             else:  # PATE 2017 App. C: the rows the current student is least sure of
                 confidence = student.predict_proba(_safe_indexing(X_pub, candidates)).max(axis=1)
-                query_idx = np.sort(candidates[np.argsort(confidence + rng.uniform(0, 1e-9, candidates.size))[:size]])
+                query_idx = candidates[np.argsort(confidence + rng.uniform(0, 1e-9, candidates.size))[:size]]
+            if plan.budget_mu_squared is None:
+                query_idx = np.sort(query_idx)
             X_query = _safe_indexing(X_pub, query_idx)
 
             start = time.perf_counter()
-            if round_number == 0 and not reuse:
+            if teachers is None:
                 args = (partitions, X_private, y_private, X_query, classes, len(batches), self.verbose >= 2)
                 if self.memory is None:
                     teachers, round_votes = _train_teachers(_seeded_teachers(self.estimator, teacher_seeds), *args)
@@ -657,14 +820,14 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                     cached = check_memory(self.memory).cache(_train_teachers_pickled, ignore=["args"])
                     blob, round_votes = cached(key, (self.estimator, teacher_seeds, *args))
                     teachers = _PickledTeachers(blob, self.n_teachers)
-                self._log(f"fitted {self.n_teachers} teachers and collected their votes on {size} queries", start)
+                self._log(f"fitted {self.n_teachers} teachers and collected their votes on {size} rows", start)
             else:
                 round_votes = sum(
                     Parallel(n_jobs=len(batches))(
                         delayed(_vote)([teachers[i] for i in batch], X_query, classes) for batch in batches
                     )
                 )
-                self._log(f"round {round_number + 1}: collected the teachers' votes on {size} queries", start)
+                self._log(f"round {round_number + 1}: collected the teachers' votes on {size} rows", start)
 
             # Interactive rounds compare the teachers with the current student;
             # before any student exists, it is the uniform (uninformed) one.
@@ -675,26 +838,66 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                     if student_fitted
                     else np.full(round_votes.shape, 1.0 / classes.size)
                 )
-            round_labels, round_answered = aggregator.aggregate(
-                round_votes, random_state=rng, student_proba=proba, return_answered=True
-            )
+            if plan.budget_mu_squared is None:
+                round_labels, round_answered = aggregator.aggregate(
+                    round_votes, random_state=rng, student_proba=proba, return_answered=True
+                )
+            else:
+                round_labels, round_answered = self._filter(
+                    aggregator, round_votes, proba, rng, round_budget - spent, check, answer
+                )
+                n_run = round_labels.size  # the rows submitted; the votes of the others are never released
+                spent += n_run * check.mu_squared + int(round_answered.sum()) * answer.mu_squared
+                query_idx, round_votes = query_idx[:n_run], round_votes[:n_run]
+                proba = None if proba is None else proba[:n_run]
             queried[query_idx] = True
             labels[query_idx] = round_labels
             votes.append(round_votes)
             answered.append(round_answered)
             probas.append(proba)
-            self._log(f"aggregated with {aggregator!r}: {np.count_nonzero(round_labels >= 0)} of {size} answered")
+            self._log(
+                f"aggregated with {aggregator!r}: {np.count_nonzero(round_labels >= 0)} of {query_idx.size} answered"
+            )
             if np.any(labels >= 0):
                 self._fit_student(student, X_pub, labels, classes, semi_supervised)
                 student_fitted = True
 
+        if not votes:
+            raise ValueError("no query was submitted; raise epsilon or max_queries, or give more public rows.")
         return teachers, labels, queried
+
+    @staticmethod
+    def _filter(aggregator, votes, proba, rng, room, check, answer):
+        """Aggregate rows in order while the next one fits in ``room`` (mu^2) even if answered.
+
+        Chunks of ``k`` rows that fit even if every one is answered are
+        aggregated at once; a row-by-row filter would have admitted each of
+        them, so the result is the same filter, vectorized.
+        """
+        per_query = check.mu_squared + answer.mu_squared
+        labels, answered, done = [], [], 0
+        while done < votes.shape[0]:
+            k = min(int(np.floor(room / per_query)), votes.shape[0] - done)
+            if k < 1:
+                break
+            chunk = slice(done, done + k)
+            chunk_labels, chunk_answered = aggregator.aggregate(
+                votes[chunk], random_state=rng, student_proba=None if proba is None else proba[chunk],
+                return_answered=True,
+            )  # fmt: skip
+            room -= k * check.mu_squared + int(chunk_answered.sum()) * answer.mu_squared
+            labels.append(chunk_labels)
+            answered.append(chunk_answered)
+            done += k
+        if not labels:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=bool)
+        return np.concatenate(labels), np.concatenate(answered)
 
     def _fit_student(self, student, X_pub, labels, classes, semi_supervised):
         """Fit the student on the labeled public rows (all public rows, -1 for the rest, if semi-supervised)."""
         start = time.perf_counter()
         rows = np.arange(labels.size) if semi_supervised else np.flatnonzero(labels >= 0)
-        y_student = np.full(rows.size, -1, dtype=classes.dtype if classes.dtype.kind in "iuf" else object)
+        y_student = np.full(rows.size, -1, dtype=_label_dtype(classes))
         has_label = labels[rows] >= 0
         y_student[has_label] = classes[labels[rows][has_label]]
         try:

@@ -19,7 +19,9 @@ from scipy.optimize import brentq
 from sklearn.base import BaseEstimator
 
 from .privacy import bounds
-from .privacy.rdp import check_delta, check_orders, rdp_to_dp
+from .privacy.cost import Cost, gaussian_argmax_cost, laplace_argmax_cost, threshold_check_cost
+from .privacy.rdp import check_delta, check_orders
+from .privacy.smooth import default_parameters
 
 __all__ = [
     "PrivacyLeakWarning",
@@ -196,8 +198,9 @@ class _Aggregator(BaseEstimator):
             RDP orders; default :data:`skpate.privacy.DEFAULT_ORDERS`.
         data_dependent : bool, default=True
             ``True``: the papers' data-dependent bound (depends on the private
-            votes: not safe to publish as is). ``False``: the data-independent
-            bound (a function of the parameters and of released outputs only).
+            votes: not safe to publish as is). ``False``: the a-priori bound,
+            every query charged as if answered (:meth:`query_cost`), a
+            function of the parameters only.
         student_proba : array-like of shape (n_queries, n_classes), optional
             Only :class:`InteractiveGNMax`.
 
@@ -211,47 +214,68 @@ class _Aggregator(BaseEstimator):
         orders = check_orders(orders)
         answered = _check_answered(answered, votes.shape[0], self._answers_selectively, type(self).__name__)
         proba = _check_student_proba(student_proba, votes, type(self).__name__) if self._needs_student else None
-        return self._cost(votes, answered, orders, bool(data_dependent), proba)
+        check, answer = self.query_cost()
+        apriori = _per_query((check + answer).rdp(orders), votes.shape[0])
+        if not data_dependent:
+            return apriori
+        # Both are valid bounds; the minimum also keeps float rounding of the
+        # papers' fallback to the data-independent curve from exceeding it.
+        return np.minimum(self._cost(votes, answered, orders, proba), apriori)
 
-    def worst_case_rdp(self, n_queries, n_teachers, orders=None):
-        """Data-independent RDP of ``n_queries`` queries, every one answered, shape ``(n_orders,)``.
+    def query_cost(self):
+        """A-priori cost of one submitted query: ``(check, answer)``, each a :class:`~skpate.privacy.Cost`.
 
-        What a fit can cost at most, known before any teacher votes: the
-        data-independent curve depends on the parameters and on which
-        queries are answered, and answering all of them is the worst case.
+        ``check`` is paid on every submitted query (zero for the aggregators
+        that always answer), ``answer`` on every answered one. A function of
+        the parameters only: what a publishable bound is made of.
         """
-        orders = check_orders(orders)
-        votes = np.array([[n_teachers, 0]])  # any histogram: the bound ignores it
-        proba = np.full(votes.shape, 0.5) if self._needs_student else None
-        one = self.privacy_cost(votes, answered=[True], orders=orders, data_dependent=False, student_proba=proba)
-        return n_queries * one[0]
+        self._validate(None)
+        return Cost(), self._answer_cost()
+
+    def apriori_cost(self, n_queries):
+        """What ``n_queries`` submitted queries can cost at most: all answered.
+
+        Known before any teacher votes, so it is publishable. Counting the
+        answer step only where it ran would be an ex-post reading, not a
+        bound (privacy odometers, Rogers et al. 2016).
+
+        Returns
+        -------
+        cost : skpate.privacy.Cost
+        """
+        check, answer = self.query_cost()
+        return n_queries * (check + answer)
 
 
-def _epsilon_for_noise(aggregator, n_queries, delta, orders):
-    # The bound ignores the votes; enough teachers to pass parameter validation.
-    n_teachers = int(np.ceil(getattr(aggregator, "threshold", 1)))
-    rdp = aggregator.worst_case_rdp(n_queries, n_teachers=n_teachers, orders=orders)
-    return rdp_to_dp(orders, rdp, delta)[0]
+def _release_cost(sanitize_order):
+    """The GNSS release of a data-dependent epsilon at a fixed order, with the default parameters."""
+    return Cost() if sanitize_order is None else Cost(release=default_parameters(float(sanitize_order)))
 
 
-def _smallest_noise(make, epsilon, delta, n_queries, orders):
-    """Smallest noise ``x`` such that ``make(x)``'s data-independent epsilon is ``<= epsilon``.
+def _smallest_noise(make, epsilon, delta, n_queries, sanitize_order=None):
+    """Smallest noise ``x`` such that ``make(x)``'s publishable epsilon is ``<= epsilon``.
 
-    The data-independent epsilon of ``n_queries`` answered queries decreases
-    in the noise, so a root finder on ``log x`` brackets the exact answer;
-    the result is rounded *up* so that the budget is met.
+    The a-priori epsilon of ``n_queries`` answered queries (and the release,
+    if any) decreases in the noise, so a root finder on ``log x`` brackets
+    the exact answer; the result is rounded *up* so that the budget is met.
     """
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0 < epsilon < np.inf:
         raise ValueError(f"epsilon must be a positive finite number, got {epsilon!r}.")
     if isinstance(n_queries, bool) or not isinstance(n_queries, numbers.Integral) or n_queries < 1:
         raise ValueError(f"n_queries must be a positive integer, got {n_queries!r}.")
-    delta, orders = check_delta(delta), check_orders(orders)
+    delta = check_delta(delta)
+    release = _release_cost(sanitize_order)
+    if release.epsilon(delta)[0] >= epsilon:
+        raise ValueError(
+            f"the sanitized release at order {sanitize_order} alone costs at least epsilon {epsilon:g}; "
+            "use sanitize_order=None or a larger budget."
+        )
 
-    # Aim a hair below the target: summing n per-query curves rounds differently from n * curve.
+    # Aim a hair below the target so that rounding never lands above it.
     target = epsilon * (1.0 - 1e-9)
 
     def excess(log_noise):
-        return _epsilon_for_noise(make(np.exp(log_noise)), n_queries, delta, orders) - target
+        return (make(np.exp(log_noise)).apriori_cost(n_queries) + release).epsilon(delta)[0] - target
 
     low, high = -10.0, 10.0
     while excess(high) > 0:  # tiny budgets need a lot of noise
@@ -278,28 +302,23 @@ def _noisy_argmax(values, rng, scale=None, sigma=None):
     return np.argmax(values + noise, axis=1)
 
 
-def _laplace_max_cost(values, scale, orders, data_dependent, sensitivity=1.0):
-    """RDP of Laplace noisy max when each count moves by at most ``sensitivity``.
+def _laplace_max_cost(values, scale, orders, sensitivity=1.0):
+    """Data-dependent RDP of Laplace noisy max when each count moves by at most ``sensitivity``.
 
-    Pure ``eps0 = 2 sensitivity / scale``-DP per query (PATE 2017, Thm. 3);
-    data-dependent: Thm. 3 with Lemma 4's ``q`` of ``values``.
+    Pure ``eps0 = 2 sensitivity / scale``-DP per query, with the papers'
+    data-dependent bound: PATE 2017 Thm. 3 with Lemma 4's ``q`` of ``values``.
     """
     eps0 = 2.0 * sensitivity / scale
-    if not data_dependent:
-        return _per_query(bounds.rdp_pure_dp(eps0, orders), values.shape[0])
     return bounds.rdp_pure_dp_data_dependent(bounds.logq_laplace(values, scale), eps0, orders)
 
 
-def _gaussian_max_cost(values, sigma, orders, data_dependent, sensitivity=1.0):
-    """RDP of Gaussian noisy max when each count moves by at most ``sensitivity``.
+def _gaussian_max_cost(values, sigma, orders, sensitivity=1.0):
+    """Data-dependent RDP of Gaussian noisy max when each count moves by at most ``sensitivity``.
 
-    Data-independent ``lam sensitivity^2 / sigma^2`` (L2 sensitivity
-    ``sqrt(2) sensitivity``); data-dependent PATE 2018 Thm. 6 with Prop. 7's
-    ``q`` of ``values``. Thm. 6 holds for any mechanism that is
-    ``(lam, lam / s^2)``-RDP, here with ``s = sigma / sensitivity``.
+    PATE 2018 Thm. 6 with Prop. 7's ``q`` of ``values``. Thm. 6 holds for
+    any mechanism that is ``(lam, lam / s^2)``-RDP, here with ``s = sigma /
+    sensitivity`` (L2 sensitivity ``sqrt(2) sensitivity``).
     """
-    if not data_dependent:
-        return _per_query(bounds.rdp_gaussian(sigma, orders, sensitivity=sensitivity), values.shape[0])
     logq = bounds.logq_gaussian(values, sigma)
     return bounds.rdp_gaussian_data_dependent(logq, sigma, orders, sensitivity=sensitivity)
 
@@ -311,21 +330,25 @@ class _FromBudget:
     """``for_budget`` for the aggregators with a single noise parameter, named ``_noise``."""
 
     @classmethod
-    def for_budget(cls, epsilon, delta, n_queries, orders=None):
-        """The aggregator with the smallest noise whose data-independent cost is ``(epsilon, delta)``.
+    def for_budget(cls, epsilon, delta, n_queries, sanitize_order=None):
+        """The aggregator with the smallest noise whose publishable cost is ``(epsilon, delta)``.
 
         The noise is ``scale`` for LNMax and ``sigma`` for GNMax. Computed
-        from the parameters only, so it is safe to call before seeing data.
+        from the parameters only, so it is safe to call before seeing data,
+        with the accounting of :meth:`skpate.privacy.Cost.epsilon` (exact
+        Gaussian DP for GNMax, privacy loss distributions for LNMax).
 
         Parameters
         ----------
         epsilon : float > 0
-            Target epsilon of all ``n_queries`` queries together.
+            Target epsilon of everything the fit releases: all ``n_queries``
+            answers and, with ``sanitize_order``, the sanitized release.
         delta : float in (0, 1)
         n_queries : int
-            Queries that will be submitted (all assumed answered).
-        orders : array-like of float > 1, optional
-            RDP orders of the conversion; default :data:`skpate.privacy.DEFAULT_ORDERS`.
+            Queries that will be submitted.
+        sanitize_order : float > 1, optional
+            The order of ``PATEClassifier(sanitize_order=...)``, whose cost
+            the budget must include; None: no release.
 
         Returns
         -------
@@ -334,8 +357,8 @@ class _FromBudget:
         Examples
         --------
         >>> from skpate import GNMax, LNMax
-        >>> round(GNMax.for_budget(epsilon=2.0, delta=1e-5, n_queries=1000).sigma)
-        112
+        >>> round(GNMax.for_budget(epsilon=2.0, delta=1e-5, n_queries=1000).sigma, 1)
+        89.2
         >>> LNMax.for_budget(epsilon=2.0, delta=1e-5, n_queries=100).scale > 20
         True
         """
@@ -343,7 +366,7 @@ class _FromBudget:
         def make(noise):
             return cls(**{cls._noise: noise})
 
-        return make(_smallest_noise(make, epsilon, delta, n_queries, orders))
+        return make(_smallest_noise(make, epsilon, delta, n_queries, sanitize_order))
 
 
 class Plurality(_Aggregator):
@@ -359,7 +382,10 @@ class Plurality(_Aggregator):
     def _aggregate(self, votes, rng, proba):
         return np.argmax(votes, axis=1), np.ones(votes.shape[0], dtype=bool)
 
-    def _cost(self, votes, answered, orders, data_dependent, proba):
+    def _answer_cost(self):
+        return Cost(mu_squared=np.inf)
+
+    def _cost(self, votes, answered, orders, proba):
         return np.full((votes.shape[0], orders.size), np.inf)
 
 
@@ -390,8 +416,11 @@ class LNMax(_FromBudget, _Aggregator):
     def _aggregate(self, votes, rng, proba):
         return _noisy_argmax(votes, rng, scale=self.scale), np.ones(votes.shape[0], dtype=bool)
 
-    def _cost(self, votes, answered, orders, data_dependent, proba):
-        return _laplace_max_cost(votes, self.scale, orders, data_dependent)
+    def _answer_cost(self):
+        return laplace_argmax_cost(self.scale)
+
+    def _cost(self, votes, answered, orders, proba):
+        return _laplace_max_cost(votes, self.scale, orders)
 
 
 class GNMax(_FromBudget, _Aggregator):
@@ -420,8 +449,11 @@ class GNMax(_FromBudget, _Aggregator):
     def _aggregate(self, votes, rng, proba):
         return _noisy_argmax(votes, rng, sigma=self.sigma), np.ones(votes.shape[0], dtype=bool)
 
-    def _cost(self, votes, answered, orders, data_dependent, proba):
-        return _gaussian_max_cost(votes, self.sigma, orders, data_dependent)
+    def _answer_cost(self):
+        return gaussian_argmax_cost(self.sigma)
+
+    def _cost(self, votes, answered, orders, proba):
+        return _gaussian_max_cost(votes, self.sigma, orders)
 
 
 class _ThresholdGNMax(_Aggregator):
@@ -433,7 +465,7 @@ class _ThresholdGNMax(_Aggregator):
         threshold = self.threshold
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not np.isfinite(threshold):
             raise ValueError(f"threshold must be a number in (0, n_teachers], got {threshold!r}.")
-        if not 0 < threshold <= n_teachers:
+        if threshold <= 0 or (n_teachers is not None and threshold > n_teachers):
             raise ValueError(
                 f"threshold must be in (0, n_teachers] = (0, {n_teachers}], got {threshold!r}: "
                 "a threshold above the number of teachers almost never answers."
@@ -449,17 +481,17 @@ class _ThresholdGNMax(_Aggregator):
         count = self._checked_count(votes, proba)
         return count + rng.normal(0.0, self.sigma_threshold, size=count.shape) >= self.threshold
 
-    def _cost(self, votes, answered, orders, data_dependent, proba):
+    def query_cost(self):
+        self._validate(None)
+        return threshold_check_cost(self.sigma_threshold), gaussian_argmax_cost(self.sigma)
+
+    def _cost(self, votes, answered, orders, proba):
+        # The papers' data-dependent analysis (PATE 2018 Sec. 4.2): the check
+        # on every query, the answer where it ran. Private, like the votes.
         sigma1 = self.sigma_threshold
-        if data_dependent:
-            logq_check = bounds.logq_threshold(self._checked_count(votes, proba), self.threshold, sigma1)
-            check = bounds.rdp_threshold_data_dependent(logq_check, sigma1, orders)
-        else:
-            independent = bounds.rdp_gaussian(sigma1, orders, sensitivity=bounds.THRESHOLD_SENSITIVITY)
-            check = _per_query(independent, votes.shape[0])
-        answer = _gaussian_max_cost(votes, self.sigma, orders, data_dependent)
-        # Adaptive composition: the answered mask is the released outcome of
-        # the check, so the answer step is paid only where it ran.
+        logq_check = bounds.logq_threshold(self._checked_count(votes, proba), self.threshold, sigma1)
+        check = bounds.rdp_threshold_data_dependent(logq_check, sigma1, orders)
+        answer = _gaussian_max_cost(votes, self.sigma, orders)
         return check + np.where(answered[:, None], answer, 0.0)
 
     def _answer(self, votes, rng, passed, otherwise):
@@ -497,30 +529,33 @@ class ConfidentGNMax(_ThresholdGNMax):
         self.sigma = sigma
 
     @classmethod
-    def for_budget(cls, epsilon, delta, n_queries, threshold, sigma_ratio=3.75, orders=None):
-        """Confident-GNMax for a ``threshold`` whose data-independent cost is ``(epsilon, delta)``.
+    def for_budget(cls, epsilon, delta, n_queries, threshold, sigma_ratio=3.75, sanitize_order=None):
+        """Confident-GNMax for a ``threshold`` whose publishable cost is ``(epsilon, delta)``.
 
         Picks the smallest ``sigma`` with ``sigma_threshold = sigma_ratio *
-        sigma`` such that ``n_queries`` queries, every one answered (the
-        worst case), cost at most ``(epsilon, delta)`` in the data-independent
-        analysis; safe to call before seeing any data. The data-dependent
-        cost is usually far lower, but it is not publishable as is.
+        sigma`` such that ``n_queries`` submitted queries, every one answered
+        (the a-priori worst case, which is what a fit without a budget
+        publishes), and the sanitized release if any, cost at most
+        ``(epsilon, delta)`` in exact Gaussian DP; safe to call before seeing
+        any data. To answer as many queries as a budget allows instead,
+        give the budget to the fit: ``PATEClassifier(epsilon=...)`` runs a
+        privacy filter that charges the answer step only where it runs.
 
         Parameters
         ----------
         epsilon : float > 0
-            Target epsilon of all ``n_queries`` queries together.
+            Target epsilon of everything the fit releases.
         delta : float in (0, 1)
         n_queries : int
             Queries that will be submitted (all assumed answered).
-        orders : array-like of float > 1, optional
-            RDP orders of the conversion; default :data:`skpate.privacy.DEFAULT_ORDERS`.
         threshold : float
             ``T``; keep it at most the number of teachers.
         sigma_ratio : float, default=3.75
             ``sigma_threshold / sigma`` (PATE 2018's MNIST setting, 150 / 40).
-            The threshold check costs ``lam / (2 sigma_threshold^2)`` per
-            query, the answer ``lam / sigma^2``.
+            Per query the check is ``1 / sigma_threshold``-GDP, the answer
+            ``sqrt(2) / sigma``-GDP.
+        sanitize_order : float > 1, optional
+            Include the cost of a sanitized release at this order.
 
         Returns
         -------
@@ -532,7 +567,7 @@ class ConfidentGNMax(_ThresholdGNMax):
         def make(sigma):
             return cls(threshold=threshold, sigma_threshold=sigma_ratio * sigma, sigma=sigma)
 
-        return make(_smallest_noise(make, epsilon, delta, n_queries, orders))
+        return make(_smallest_noise(make, epsilon, delta, n_queries, sanitize_order))
 
     def _checked_count(self, votes, proba):
         return votes.max(axis=1).astype(float)
@@ -649,9 +684,14 @@ class NZC(_Aggregator):
         labels = _noisy_argmax(self._boosted(votes), rng, scale=self.scale, sigma=self.sigma)
         return labels, np.ones(votes.shape[0], dtype=bool)
 
-    def _cost(self, votes, answered, orders, data_dependent, proba):
+    def _answer_cost(self):
         # The constant moves with the plurality: every count can move by c + 1.
+        if self.sigma is None:
+            return laplace_argmax_cost(self.scale, sensitivity=self.constant + 1.0)
+        return gaussian_argmax_cost(self.sigma, sensitivity=self.constant + 1.0)
+
+    def _cost(self, votes, answered, orders, proba):
         sensitivity = self.constant + 1.0
         if self.sigma is None:
-            return _laplace_max_cost(self._boosted(votes), self.scale, orders, data_dependent, sensitivity)
-        return _gaussian_max_cost(self._boosted(votes), self.sigma, orders, data_dependent, sensitivity)
+            return _laplace_max_cost(self._boosted(votes), self.scale, orders, sensitivity)
+        return _gaussian_max_cost(self._boosted(votes), self.sigma, orders, sensitivity)

@@ -16,9 +16,13 @@ from sklearn.base import clone
 
 from ._pate import PATEClassifier, _vote
 from .aggregators import check_votes
-from .privacy import DEFAULT_ORDERS, analyze, check_delta, rdp_to_dp
+from .privacy import analyze, check_delta, gdp_epsilon, rdp_to_dp
 
 __all__ = ["CumulativeEpsilonDisplay", "PrivacyUtilityDisplay", "TeacherCountDisplay", "VoteGapDisplay"]
+
+
+def _label(value):
+    return f"{value:g}" if isinstance(value, (int, float, np.number)) and not isinstance(value, bool) else str(value)
 
 
 def _axes(ax):
@@ -32,12 +36,28 @@ def _axes(ax):
     return ax
 
 
-def _epsilon_after_each_query(rdp_per_query, orders, delta):
-    """Classic RDP-to-DP conversion of every prefix sum of the per-query curves, vectorized."""
-    cumulative = np.cumsum(rdp_per_query, axis=0)
-    with np.errstate(invalid="ignore"):
-        epsilons = np.min(cumulative + np.log(1.0 / delta) / (np.asarray(orders) - 1.0), axis=1)
-    return np.maximum(epsilons, 0.0)
+def _data_dependent_after_each_query(report):
+    """The report's data-dependent conversion of every prefix sum of its per-query curves."""
+    cumulative = np.cumsum(report.rdp_per_query, axis=0)
+    return np.array([rdp_to_dp(report.orders, curve, report.delta, report.method)[0] for curve in cumulative])
+
+
+def _publishable_after_each_query(report, n_points=100):
+    """The report's publishable epsilon had the fit stopped after each query: same accounting, release included.
+
+    Exact Gaussian DP is vectorized over all queries; other accountings are
+    evaluated at ``n_points`` counts (the last one included) and
+    interpolated between them (the curve is non-decreasing).
+    """
+    per_query, release, delta = report.per_query_cost, report.release_cost, report.delta
+    counts = np.arange(1, report.n_queries + 1)
+    if release.is_zero and not per_query.pure:
+        curve = gdp_epsilon(np.sqrt(counts * per_query.mu_squared), delta)
+    else:
+        at = np.unique(np.linspace(1, report.n_queries, n_points).round().astype(int))
+        values = [(int(k) * per_query + release).epsilon(delta)[0] for k in at]
+        curve = np.interp(counts, at, values)
+    return np.minimum(curve, np.inf if report.budget is None else report.budget)
 
 
 class VoteGapDisplay:
@@ -90,33 +110,35 @@ class VoteGapDisplay:
 
 
 class CumulativeEpsilonDisplay:
-    """Epsilon spent as the queries are answered, data-dependent and data-independent.
+    """Epsilon as the queries are answered: publishable (a priori) first, data-dependent (private) next.
 
     Parameters
     ----------
-    epsilon, data_independent_epsilon : ndarray of shape (n_queries,)
-        Epsilon after each query (classic conversion at ``delta``).
+    publishable_epsilon : ndarray of shape (n_queries,)
+        The report's publishable epsilon had the fit stopped after each
+        query (same accounting, sanitized release included, at most the
+        budget): its last value is ``report.epsilon``.
+    data_dependent_epsilon : ndarray of shape (n_queries,)
+        The papers' data-dependent epsilon after each query (private).
     delta : float
 
     Attributes
     ----------
     ax_, figure_ : matplotlib Axes and Figure
     lines_ : list of Line2D
-        Data-independent, then data-dependent.
+        Publishable, then data-dependent.
     """
 
-    def __init__(self, epsilon, data_independent_epsilon, delta):
-        self.epsilon = epsilon
-        self.data_independent_epsilon = data_independent_epsilon
+    def __init__(self, publishable_epsilon, data_dependent_epsilon, delta):
+        self.publishable_epsilon = publishable_epsilon
+        self.data_dependent_epsilon = data_dependent_epsilon
         self.delta = delta
 
     @classmethod
     def from_report(cls, report, *, ax=None, **kwargs):
         """From a :class:`~skpate.PrivacyReport` (``analyze`` or ``PATEClassifier.privacy_report_``)."""
         return cls(
-            _epsilon_after_each_query(report.rdp_per_query, report.orders, report.delta),
-            _epsilon_after_each_query(report.data_independent_rdp_per_query, report.orders, report.delta),
-            report.delta,
+            _publishable_after_each_query(report), _data_dependent_after_each_query(report), report.delta
         ).plot(ax=ax, **kwargs)
 
     @classmethod
@@ -133,10 +155,10 @@ class CumulativeEpsilonDisplay:
     def plot(self, ax=None, **kwargs):
         """Draw both curves on ``ax`` (a new figure if None); returns ``self``."""
         ax = _axes(ax)
-        queries = np.arange(1, self.epsilon.size + 1)
+        queries = np.arange(1, self.publishable_epsilon.size + 1)
         self.lines_ = [
-            ax.plot(queries, self.data_independent_epsilon, label="data-independent (publishable)", **kwargs)[0],
-            ax.plot(queries, self.epsilon, label="data-dependent (private)", **kwargs)[0],
+            ax.plot(queries, self.publishable_epsilon, label="publishable (a-priori bound or budget)", **kwargs)[0],
+            ax.plot(queries, self.data_dependent_epsilon, label="data-dependent (private)", **kwargs)[0],
         ]
         ax.set(xlabel="queries", ylabel=f"epsilon (delta = {self.delta:g})", title="privacy spent")
         ax.legend()
@@ -145,11 +167,12 @@ class CumulativeEpsilonDisplay:
 
 
 class PrivacyUtilityDisplay:
-    """Score against data-independent epsilon over noise settings, from a fitted ``GridSearchCV``.
+    """Score against publishable epsilon over noise settings, from a fitted ``GridSearchCV``.
 
-    Each candidate's epsilon is the data-independent cost of its
-    ``max_queries`` queries, all answered (a bound that holds whatever was
-    answered), so the plot shows no private number.
+    Each candidate's epsilon is what its fit publishes at most, known before
+    it runs: the a-priori cost of its ``max_queries`` queries, all answered,
+    and of the sanitized release, or its ``epsilon`` budget if smaller. So
+    the plot shows no private number.
 
     Parameters
     ----------
@@ -176,12 +199,12 @@ class PrivacyUtilityDisplay:
             candidate = clone(search.estimator).set_params(**params)
             if not isinstance(candidate, PATEClassifier):
                 raise ValueError("from_cv_results needs a search over a PATEClassifier.")
-            n_queries = candidate.max_queries
-            if n_queries is None:
-                raise ValueError("set max_queries on the PATEClassifier: the bound needs the number of queries.")
-            rdp = candidate._aggregator().worst_case_rdp(n_queries, candidate.n_teachers, DEFAULT_ORDERS)
-            epsilons.append(rdp_to_dp(DEFAULT_ORDERS, rdp, check_delta(delta or candidate.delta))[0])
-        labels = [", ".join(f"{k.split('__')[-1]}={v:g}" for k, v in p.items()) for p in search.cv_results_["params"]]
+            if delta is not None:
+                candidate.set_params(delta=check_delta(delta))
+            if candidate.max_queries is None and candidate.epsilon is None:
+                raise ValueError("set max_queries or epsilon on the PATEClassifier: the bound needs one of them.")
+            epsilons.append(candidate.publishable_epsilon(candidate.max_queries or np.iinfo(np.int64).max))
+        labels = [", ".join(f"{k.split('__')[-1]}={_label(v)}" for k, v in p.items()) for p in search.cv_results_["params"]]
         return cls(np.array(epsilons), np.asarray(search.cv_results_["mean_test_score"]), labels).plot(ax=ax, **kwargs)
 
     def plot(self, ax=None, annotate=True, **kwargs):
@@ -192,7 +215,7 @@ class PrivacyUtilityDisplay:
         if annotate:
             for i in order:
                 ax.annotate(self.labels[i], (self.epsilons[i], self.scores[i]), fontsize=7)
-        ax.set(xlabel="data-independent epsilon", ylabel="mean test score", title="privacy-utility trade-off")
+        ax.set(xlabel="publishable epsilon", ylabel="mean test score", title="privacy-utility trade-off")
         self.ax_, self.figure_ = ax, ax.figure
         return self
 

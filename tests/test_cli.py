@@ -29,8 +29,9 @@ def test_confident_report_matches_the_library(files, capsys):
     assert code == 0
     expected = analyze(votes, ConfidentGNMax(200, 150, 40), 1e-5, answered=answered)
     out = capsys.readouterr().out
-    assert f"data-dependent epsilon:   {expected.epsilon:.4g}" in out
-    assert f"data-independent epsilon: {expected.data_independent_epsilon:.4g}" in out
+    assert f"(epsilon, delta) = ({expected.epsilon:.4g}, 1e-05)" in out  # publishable, a priori
+    assert f"data-dependent epsilon: {expected.data_dependent_epsilon:.4g}" in out
+    assert out.index("PUBLISH") < out.index("data-dependent")
     assert f"answered by the teachers: {answered.sum()}" in out
 
 
@@ -39,7 +40,7 @@ def test_sanitized_release_from_the_command_line(files, capsys):
     args = ["analyze", str(path / "votes.npy"), "--aggregator", "gnmax", "--sigma", "40", "--delta", "1e-5"]
     assert main(args + ["--sanitize-order", "20", "--seed", "0"]) == 0
     expected = analyze(votes, GNMax(40), 1e-5, sanitize_order=20.0, random_state=0)
-    assert f"sanitized epsilon:        {expected.sanitized_epsilon:.4g}" in capsys.readouterr().out
+    assert f"sanitized data-dependent epsilon: {expected.sanitized_epsilon:.4g}" in capsys.readouterr().out
 
 
 def test_runs_as_a_module(files):
@@ -65,7 +66,8 @@ CONFIDENT = ["--aggregator", "confident-gnmax", "--sigma-threshold", "150", "--s
         (["--aggregator", "gnmax", "--sigma", "-1", "--delta", "1e-5"], "sigma"),
         (["--aggregator", "gnmax", "--sigma", "40", "--delta", "2"], "delta"),
         (CONFIDENT + ["--threshold", "300", "--answered", "ANSWERED"], "threshold"),
-        (["--aggregator", "gnmax", "--sigma", "40", "--delta", "1e-5", "--sanitize-order", "high"], "sanitize-order"),
+        (["--aggregator", "gnmax", "--sigma", "40", "--delta", "1e-5", "--sanitize-order", "auto"], None),
+        (["--aggregator", "gnmax", "--sigma", "40", "--delta", "1e-5", "--sanitize-order", "0.5"], "order"),
     ],
 )
 def test_bad_parameters(files, capsys, extra, match):

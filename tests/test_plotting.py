@@ -7,7 +7,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.tree import DecisionTreeClassifier
 
 from skpate import ConfidentGNMax, GNMax, PATEClassifier, analyze
-from skpate.privacy import DEFAULT_ORDERS, rdp_to_dp
+from skpate.privacy import gdp_epsilon
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -21,7 +21,7 @@ def data():
 
 
 def pate(**params):
-    defaults = dict(n_teachers=20, aggregator=GNMax(sigma=2.0), max_queries=120, random_state=0)
+    defaults = dict(n_teachers=20, aggregator=GNMax(sigma=2.0), max_queries=120, random_state=0, classes=[0, 1, 2])
     return PATEClassifier(DecisionTreeClassifier(max_depth=4), **{**defaults, **params})
 
 
@@ -42,14 +42,20 @@ def test_cumulative_epsilon_ends_at_the_reported_epsilons(data):
     clf = pate(aggregator=ConfidentGNMax(threshold=15, sigma_threshold=3.0, sigma=2.0)).fit(X, y, X_public=X_pub)
     display = plotting.CumulativeEpsilonDisplay.from_estimator(clf)
     report = clf.privacy_report_
-    assert display.epsilon[-1] == pytest.approx(report.epsilon)
-    independent = rdp_to_dp(report.orders, report.data_independent_rdp_per_query.sum(axis=0), report.delta)[0]
-    assert display.data_independent_epsilon[-1] == pytest.approx(independent)
-    assert np.all(np.diff(display.epsilon) >= -1e-12) and np.all(display.epsilon <= display.data_independent_epsilon)
+    # The curves end where the report does: publishable first (a priori), data-dependent next.
+    assert display.publishable_epsilon[-1] == pytest.approx(report.epsilon, rel=1e-12)
+    assert display.data_dependent_epsilon[-1] == pytest.approx(report.data_dependent_epsilon, rel=1e-12)
+    assert np.all(np.diff(display.publishable_epsilon) > 0) and np.all(np.diff(display.data_dependent_epsilon) >= -1e-12)
     assert len(display.lines_) == 2 and display.lines_[0].get_xdata().size == clf.n_queries_
+    assert "publishable" in display.lines_[0].get_label()
     votes = np.tile([[18, 1, 1]], (30, 1))
     from_votes = plotting.CumulativeEpsilonDisplay.from_votes(votes, GNMax(4.0), 1e-5)
-    assert from_votes.epsilon[-1] == pytest.approx(analyze(votes, GNMax(4.0), 1e-5).epsilon)
+    assert from_votes.publishable_epsilon[-1] == pytest.approx(analyze(votes, GNMax(4.0), 1e-5).epsilon)
+    # With a sanitized release its cost is in every point, and the last one is the report's.
+    released = analyze(votes, GNMax(4.0), 1e-5, sanitize_order=10.0, random_state=0)
+    with_release = plotting.CumulativeEpsilonDisplay.from_report(released)
+    assert with_release.publishable_epsilon[-1] == pytest.approx(released.epsilon, rel=1e-12)
+    assert np.all(with_release.publishable_epsilon > from_votes.publishable_epsilon)
 
 
 def test_privacy_utility_from_a_grid_search(data):
@@ -57,7 +63,7 @@ def test_privacy_utility_from_a_grid_search(data):
     X_all, y_all = np.vstack([X, X_pub]), np.concatenate([y, -np.ones(len(X_pub), dtype=int)])
     search = GridSearchCV(pate(sanitize_order=None), {"aggregator__sigma": [1.0, 4.0, 16.0]}, cv=2).fit(X_all, y_all)
     display = plotting.PrivacyUtilityDisplay.from_cv_results(search)
-    expected = [rdp_to_dp(DEFAULT_ORDERS, GNMax(s).worst_case_rdp(120, 20), 1e-5)[0] for s in [1.0, 4.0, 16.0]]
+    expected = [gdp_epsilon(np.sqrt(120 * 2) / s, 1e-5) for s in [1.0, 4.0, 16.0]]  # 120 answers, a priori
     np.testing.assert_allclose(display.epsilons, expected)
     np.testing.assert_allclose(display.scores, search.cv_results_["mean_test_score"])
     assert display.labels == ["sigma=1", "sigma=4", "sigma=16"]

@@ -36,6 +36,7 @@ from skpate.privacy import (
     check_delta,
     check_orders,
     compose,
+    gdp_epsilon,
     rdp_to_dp,
 )
 
@@ -169,6 +170,11 @@ def ref_curve(fn, logq, param, orders):
 ULPS = 1e-14
 
 
+def apriori_rdp_epsilon(report):
+    """The a-priori cost of a report's queries, converted in RDP like its data-dependent epsilon."""
+    return rdp_to_dp(report.orders, report.data_independent_rdp_per_query.sum(axis=0), report.delta, report.method)[0]
+
+
 def assert_matches_reference(got, expected, rtol=RTOL):
     """Relative agreement where the reference is a normal double; below that, the library may only round."""
     got, expected = np.asarray(got), np.asarray(expected)
@@ -298,9 +304,9 @@ def test_hand_computed_gnmax_data_independent():
     eps, order = rdp_to_dp(orders, rdp, 1e-5)
     assert order == 137.0
     assert eps == pytest.approx(0.1702789, abs=1e-7)
+    # The publishable epsilon is tighter: one sqrt(2)/40-GDP query, converted exactly.
     report = analyze([[130, 120]], GNMax(sigma=40.0), 1e-5, orders=orders)
-    assert report.data_independent_epsilon == pytest.approx(0.1702789, abs=1e-7)
-    assert report.data_independent_order == 137.0
+    assert report.accounting == "gdp" and report.epsilon == gdp_epsilon(np.sqrt(2) / 40, 1e-5) < eps
 
 
 def test_hand_computed_lnmax_pure_epsilon():
@@ -416,7 +422,7 @@ def test_gaussian_q_far_below_1e300_keeps_its_log():
     assert np.all(rdp[window] > 0) and np.all(rdp[window] < DEFAULT_ORDERS[window] / 100)
     np.testing.assert_array_equal(GNMax(sigma=10.0).privacy_cost(votes), rdp[None, :])
     report = analyze(votes, GNMax(sigma=10.0), 1e-5)
-    assert np.isfinite(report.epsilon) and 0 < report.epsilon < report.data_independent_epsilon
+    assert np.isfinite(report.data_dependent_epsilon) and 0 < report.data_dependent_epsilon < report.epsilon
 
 
 @pytest.mark.parametrize("count, threshold", [(5000.0, 100.0), (0.0, 5000.0)])
@@ -430,7 +436,7 @@ def test_threshold_q_far_below_1e300_keeps_its_log(count, threshold):
     rdp = bounds.rdp_threshold_data_dependent(logq, 10.0, DEFAULT_ORDERS)[0]
     assert_matches_reference(rdp, ref_curve(ref_rdp_gaussian, expected_logq, mp.sqrt(2) * 10, DEFAULT_ORDERS))
     # Never above the data-independent check cost lam / (2 sigma1^2) = lam / 200 (the library's own
-    # curve, which rounds sqrt(0.5)**2 up by an ulp; it is the curve data_independent_epsilon uses).
+    # curve, which rounds sqrt(0.5)**2 up by an ulp; it is the curve epsilon uses).
     independent = bounds.rdp_gaussian(10.0, DEFAULT_ORDERS, sensitivity=bounds.THRESHOLD_SENSITIVITY)
     np.testing.assert_allclose(independent, DEFAULT_ORDERS / 200.0, rtol=1e-15)
     assert np.all(rdp <= independent)
@@ -514,7 +520,9 @@ def test_ties_give_exactly_the_data_independent_bound(n_classes, sigma):
     votes[1, :] = 120 // n_classes  # all classes tied (120 is divisible by 2, 3 and 10)
     assert np.all(votes.sum(axis=1) == 120)
     dependent = GNMax(sigma=sigma).privacy_cost(votes, orders=DEFAULT_ORDERS)
-    np.testing.assert_array_equal(dependent, np.broadcast_to(DEFAULT_ORDERS / sigma**2, dependent.shape))
+    independent = GNMax(sigma=sigma).privacy_cost(votes, orders=DEFAULT_ORDERS, data_dependent=False)
+    np.testing.assert_allclose(independent, np.broadcast_to(DEFAULT_ORDERS / sigma**2, dependent.shape), rtol=1e-15)
+    np.testing.assert_array_equal(dependent, independent)
     lap = LNMax(scale=sigma)
     np.testing.assert_array_equal(lap.privacy_cost(votes), lap.privacy_cost(votes, data_dependent=False))
 
@@ -524,11 +532,11 @@ def test_unanimity_with_large_sigma_is_orders_of_magnitude_cheaper(sigma, ratio)
     # 250 unanimous teachers, 10 classes, 1000 queries.
     votes = np.array([[250] + [0] * 9] * 1000)
     report = analyze(votes, GNMax(sigma=sigma), 1e-5)
-    at = np.flatnonzero(report.orders == report.order)[0]
+    at = np.flatnonzero(report.orders == report.data_dependent_order)[0]
     per_query = report.rdp_per_query[0, at]
-    independent = report.order / sigma**2
+    independent = report.data_dependent_order / sigma**2
     assert 0 < per_query < ratio * independent
-    assert report.epsilon < 0.1 * report.data_independent_epsilon
+    assert report.data_dependent_epsilon < 0.1 * apriori_rdp_epsilon(report)
     # The single-query cost at moderate orders is far below lam / sigma^2 too.
     orders = np.array([5.0, 10.0, 20.0, 30.0])
     cost = GNMax(sigma=sigma).privacy_cost(votes[:1], orders=orders)[0]
@@ -701,21 +709,21 @@ def test_composition_adds_and_epsilon_is_monotone(scenario, shift, n_more, delta
         split = [report.rdp_per_query[i] for i in range(report.n_queries)]
         np.testing.assert_allclose(compose(*split), report.rdp, rtol=1e-12, atol=0)
         np.testing.assert_allclose(compose(report.rdp_per_query), report.rdp, rtol=1e-12, atol=0)
-        assert report.epsilon <= report.data_independent_epsilon * (1 + ULPS), name
+        assert report.data_dependent_epsilon <= apriori_rdp_epsilon(report) * (1 + ULPS), name
         # Appending queries never lowers epsilon (both bounds).
         longer = analyze(np.vstack([votes, more]), aggregator, delta, **_extend(extra, more))
         assert longer.n_queries == report.n_queries + more.shape[0]
         assert np.all(longer.rdp >= report.rdp), name
+        assert longer.data_dependent_epsilon >= report.data_dependent_epsilon, name
         assert longer.epsilon >= report.epsilon, name
-        assert longer.data_independent_epsilon >= report.data_independent_epsilon, name
         # improved <= classic.
         improved = analyze(votes, aggregator, delta, method="improved", **extra)
+        assert improved.data_dependent_epsilon <= report.data_dependent_epsilon, name
         assert improved.epsilon <= report.epsilon, name
-        assert improved.data_independent_epsilon <= report.data_independent_epsilon, name
         # Smaller delta (larger 1/delta): epsilon does not decrease.
         stricter = analyze(votes, aggregator, delta / 10.0, **extra)
+        assert stricter.data_dependent_epsilon >= report.data_dependent_epsilon, name
         assert stricter.epsilon >= report.epsilon, name
-        assert stricter.data_independent_epsilon >= report.data_independent_epsilon, name
 
 
 @settings(max_examples=60, deadline=None)
@@ -762,36 +770,37 @@ def test_report_fields_and_text():
     orders = np.array([2.0, 5.0, 10.0, 20.0, 40.0, 80.0])
     report = analyze(votes, agg, 1e-6, answered=answered, orders=orders)
     assert (report.n_queries, report.n_answered, report.delta, report.method) == (4, 3, 1e-6, "classic")
+    assert (report.guarantee, report.accounting, report.budget) == ("a-priori", "gdp", None)
     np.testing.assert_array_equal(report.orders, orders)
-    assert report.rdp.shape == report.data_independent_rdp.shape == (6,)
-    assert report.rdp_per_query.shape == (4, 6)
+    assert report.rdp.shape == (6,)
+    assert report.rdp_per_query.shape == report.data_independent_rdp_per_query.shape == (4, 6)
     np.testing.assert_array_equal(report.rdp_per_query, agg.privacy_cost(votes, answered=answered, orders=orders))
-    assert report.epsilon <= report.data_independent_epsilon
-    assert (report.epsilon, report.order) == rdp_to_dp(orders, report.rdp, 1e-6)
-    assert (report.data_independent_epsilon, report.data_independent_order) == rdp_to_dp(
-        orders, report.data_independent_rdp, 1e-6
-    )
-    # Data-independent: 4 checks at lam / (2 * 50^2) and 3 answers at lam / 20^2.
-    np.testing.assert_allclose(report.data_independent_rdp, 4 * orders / 5000 + 3 * orders / 400, rtol=1e-14)
+    assert (report.data_dependent_epsilon, report.data_dependent_order) == rdp_to_dp(orders, report.rdp, 1e-6)
+    # Publishable: all 4 queries as if answered, each a 1/50-GDP check and a sqrt(2)/20-GDP answer.
+    assert report.epsilon == gdp_epsilon(np.sqrt(4 / 50**2 + 4 * 2 / 20**2), 1e-6) == report.spent_epsilon
+    assert report.cost.mu_squared == pytest.approx(4 / 50**2 + 4 * 2 / 20**2, rel=1e-15)
+    # Per query a priori in RDP: lam / (2 * 50^2) + lam / 20^2, answered or not.
+    np.testing.assert_allclose(report.data_independent_rdp_per_query, np.tile(orders / 5000 + orders / 400, (4, 1)))
+    assert report.data_dependent_epsilon <= apriori_rdp_epsilon(report)
     assert report.is_private and "ConfidentGNMax" in report.aggregator
     text = str(report)
-    assert "do not publish" in text and "safe to publish" in text
-    assert f"{report.data_independent_epsilon:.4g}" in text and f"{report.epsilon:.4g}" in text
+    assert "PUBLISH" in text and "PRIVATE" in text and "do not publish" in text
+    assert text.index("PUBLISH") < text.index("PRIVATE")  # the publishable number leads
+    assert f"{report.epsilon:.4g}" in text and f"{report.data_dependent_epsilon:.4g}" in text
     assert "classic" in text
     improved = analyze(votes, agg, 1e-6, answered=answered, orders=orders, method="improved")
     assert improved.method == "improved" and "improved" in str(improved)
-    assert (improved.epsilon, improved.order) == rdp_to_dp(orders, improved.rdp, 1e-6, "improved")
-    assert (improved.data_independent_epsilon, improved.data_independent_order) == rdp_to_dp(
-        orders, improved.data_independent_rdp, 1e-6, "improved"
-    )
+    expected = rdp_to_dp(orders, improved.rdp, 1e-6, "improved")
+    assert (improved.data_dependent_epsilon, improved.data_dependent_order) == expected
+    assert improved.epsilon == report.epsilon  # the method is the data-dependent conversion's only
     # n_answered: all queries for aggregators that always answer.
     assert analyze(votes, GNMax(10.0), 1e-5).n_answered == 4
 
 
 def test_plurality_is_not_private():
     report = analyze([[9, 1], [5, 5]], Plurality(), 1e-5)
-    assert report.epsilon == np.inf and report.data_independent_epsilon == np.inf
-    assert np.isnan(report.order)
+    assert report.data_dependent_epsilon == np.inf and report.epsilon == np.inf
+    assert np.isnan(report.data_dependent_order)
     assert not report.is_private
     assert "NOT differentially private" in str(report)
     assert np.all(np.isinf(report.rdp_per_query))
@@ -898,11 +907,11 @@ def test_confident_gnmax_pays_the_check_always_and_the_answer_only_when_answered
         if answered[i]:
             expected = expected + ref_curve(ref_rdp_gaussian, ref_logq_gaussian(row, sigma2), sigma2, REF_ORDERS)
         np.testing.assert_allclose(cost[i], expected, rtol=RTOL, atol=1e-300)
-    # Data-independent: lam / (2 sigma1^2), plus lam / sigma2^2 if answered.
+    # A priori: lam / (2 sigma1^2) + lam / sigma2^2 on every query, answered or not: which queries
+    # are answered is an outcome, and charging only those would be an ex-post count.
     independent = agg.privacy_cost(votes, answered=answered, orders=REF_ORDERS, data_dependent=False)
     for i in range(votes.shape[0]):
-        expected = REF_ORDERS / (2 * sigma1**2) + (REF_ORDERS / sigma2**2 if answered[i] else 0.0)
-        np.testing.assert_allclose(independent[i], expected, rtol=1e-14)
+        np.testing.assert_allclose(independent[i], REF_ORDERS / (2 * sigma1**2) + REF_ORDERS / sigma2**2, rtol=1e-14)
     # Flipping one query's mask changes that row only, by exactly the answer step.
     flipped = answered.copy()
     flipped[1] = True
@@ -941,8 +950,8 @@ def test_interactive_gnmax_checks_teachers_against_the_student():
     independent = agg.privacy_cost(
         votes, answered=answered, student_proba=proba, orders=REF_ORDERS, data_dependent=False
     )
-    np.testing.assert_allclose(independent[0], REF_ORDERS / (2 * sigma1**2), rtol=1e-14)
-    np.testing.assert_allclose(independent[1], REF_ORDERS / (2 * sigma1**2) + REF_ORDERS / sigma2**2, rtol=1e-14)
+    for row in independent:  # a priori: every query as if answered
+        np.testing.assert_allclose(row, REF_ORDERS / (2 * sigma1**2) + REF_ORDERS / sigma2**2, rtol=1e-14)
 
 
 # =====================================================================
@@ -1004,10 +1013,13 @@ def test_nzc_data_dependent_never_exceeds_data_independent():
 
 
 def test_nzc_report_epsilon_never_exceeds_data_independent_epsilon():
-    # Three queries, one teacher each (q ~ 1/2): epsilon 1.396165820946735 > 1.3961658209467347.
+    # Three queries, one teacher each (q ~ 1/2): epsilon 1.396165820946735 > 1.3961658209467347 once
+    # came out of two float paths for the same bound; in RDP they must agree exactly.
     report = analyze([[1, 0]] * 3, NZC(constant=0.5, sigma=13.0), 1e-5)
-    assert report.epsilon == pytest.approx(report.data_independent_epsilon, rel=1e-14)
-    assert report.epsilon <= report.data_independent_epsilon
+    assert report.data_dependent_epsilon == pytest.approx(apriori_rdp_epsilon(report), rel=1e-14)
+    assert report.data_dependent_epsilon <= apriori_rdp_epsilon(report)
+    # The publishable epsilon converts the same cost exactly in Gaussian DP: lower still.
+    assert report.epsilon == gdp_epsilon(np.sqrt(3 * 2 * 1.5**2 / 13.0**2), 1e-5) < report.data_dependent_epsilon
 
 
 def test_threshold_check_data_dependent_never_exceeds_data_independent():
@@ -1016,13 +1028,13 @@ def test_threshold_check_data_dependent_never_exceeds_data_independent():
     # (sigma1 found by hypothesis; round values happen not to trigger the rounding.)
     aggregator = ConfidentGNMax(threshold=1.0, sigma_threshold=45.77529985926631, sigma=1.0)
     dependent = aggregator.privacy_cost([[0, 1]], answered=[False])
-    independent = aggregator.privacy_cost([[0, 1]], answered=[False], data_dependent=False)
-    np.testing.assert_allclose(dependent, independent, rtol=1e-14)
-    assert np.all(dependent <= independent)
+    check = aggregator.query_cost()[0].rdp(DEFAULT_ORDERS)  # the check alone, a priori
+    np.testing.assert_allclose(dependent[0], check, rtol=1e-14)
+    assert np.all(dependent <= aggregator.privacy_cost([[0, 1]], answered=[False], data_dependent=False))
 
 
 def test_nzc_huge_constant_is_charged_and_warned():
     # The paper's c = 1e100: the honest cost is astronomically large, not ~0.
     with pytest.warns(PrivacyLeakWarning):
         report = analyze([[30, 20]], NZC(constant=1e100, sigma=1e50), 1e-5)
-    assert report.data_independent_epsilon > 1.0 and report.epsilon > 1.0
+    assert report.epsilon > 1.0 and report.data_dependent_epsilon > 1.0

@@ -6,11 +6,14 @@ for a vote matrix; ``rdp_to_dp`` converts a composed RDP curve.
 
 from . import bounds
 from .accountant import BudgetExceededError, RDPAccountant
+from .cost import Cost
+from .gdp import gdp_delta, gdp_epsilon, gdp_mu
 from .rdp import DEFAULT_ORDERS, check_delta, check_orders, compose, rdp_to_dp
 from .report import PrivacyReport, analyze
 
 __all__ = [
     "BudgetExceededError",
+    "Cost",
     "RDPAccountant",
     "DEFAULT_ORDERS",
     "PrivacyReport",
@@ -19,5 +22,8 @@ __all__ = [
     "check_delta",
     "check_orders",
     "compose",
+    "gdp_delta",
+    "gdp_epsilon",
+    "gdp_mu",
     "rdp_to_dp",
 ]

@@ -228,7 +228,8 @@ def rdp_gaussian(sigma, orders, sensitivity=1.0):
     ``sensitivity = 1/sqrt(2)``.
     """
     orders = np.asarray(orders, dtype=float)
-    return orders * sensitivity**2 / sigma**2
+    mu_squared = 2.0 * sensitivity**2 / sigma**2  # the mu^2 of Gaussian DP; same float path as Cost.rdp
+    return orders * mu_squared / 2.0
 
 
 @_once_per_distinct_logq

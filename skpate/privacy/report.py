@@ -4,72 +4,97 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .cost import Cost
 from .rdp import check_delta, check_orders, compose, rdp_to_dp
-from .smooth import SanitizedEpsilon, gnss_rdp, sanitize
+from .smooth import SanitizedEpsilon, default_parameters, sanitize
 
 __all__ = ["PrivacyReport", "analyze"]
 
 
 @dataclass(frozen=True, repr=False)
 class PrivacyReport:
-    """What aggregating a set of queries cost, in RDP and in (epsilon, delta).
+    """What aggregating a set of queries cost: the publishable guarantee first.
 
     Attributes
     ----------
     epsilon : float
-        Data-dependent epsilon (what the PATE papers report). It is computed
-        from the private votes, so it is itself sensitive: do not publish it
-        as is.
-    order : float
-        The RDP order that attains ``epsilon``.
-    data_independent_epsilon : float
-        Epsilon from the data-independent bound: a function of the noise
-        parameters, the number of queries and the released outputs only, so
-        it is safe to publish. Always ``>= epsilon``. Includes the cost of
-        the sanitized release when one was made.
-    data_independent_order : float
+        **The epsilon to publish**, at ``delta``: an a-priori bound, a
+        function of public quantities only. With a budget (``guarantee ==
+        "budget"``) it is the budget the privacy filter enforced; otherwise
+        the cost of every submitted query as if answered, plus the sanitized
+        release if one was made.
     delta : float
+    guarantee : {"a-priori", "budget"}
+        Where ``epsilon`` comes from.
+    accounting : {"gdp", "pld", "rdp"}
+        How ``epsilon`` was composed and converted (see
+        :meth:`skpate.privacy.Cost.epsilon`): exact Gaussian DP, privacy loss
+        distributions, or RDP with the improved conversion.
+    spent_epsilon : float
+        Under a budget, what the filter actually charged (answers only where
+        they ran): how much of the budget was used. It is a function of the
+        released outputs, but a reading, not a guarantee: the guarantee is
+        the budget. Without a budget, equal to ``epsilon``.
+    sanitized_epsilon : float or None
+        A differentially private release of the data-dependent epsilon
+        (smooth sensitivity + GNSS, PATE 2018 App. B) at an order fixed in
+        advance, including the release's own cost: publishable as a DP
+        *estimate* (the noise can put it below the true value), not a bound.
+        ``None`` when no release was asked for.
+    data_dependent_epsilon : float
+        The papers' data-dependent epsilon (RDP with ``method``). Computed
+        from the private votes: **private, do not publish**.
+    data_dependent_order : float
+        Its RDP order (also private).
     method : str
-        RDP-to-DP conversion used (``"classic"`` or ``"improved"``).
+        RDP-to-DP conversion of the data-dependent epsilon (``"classic"``,
+        the papers', or ``"improved"``).
     n_queries : int
         Queries submitted to the aggregator.
     n_answered : int
-        Queries the teachers answered (whose answer step was paid for).
+        Queries the teachers answered.
+    cost : Cost
+        The a-priori cost behind ``epsilon`` (without a budget) or the
+        filter's charges (with one).
+    per_query_cost, release_cost : Cost
+        What one submitted query can cost (check and answer), and the
+        sanitized release (zero if none).
+    budget : float or None
+        The epsilon budget fixed before the fit, if any.
     orders : ndarray of shape (n_orders,)
     rdp : ndarray of shape (n_orders,)
-        Summed data-dependent RDP curve.
-    data_independent_rdp : ndarray of shape (n_orders,)
+        Summed data-dependent RDP curve (private).
     rdp_per_query : ndarray of shape (n_queries, n_orders)
-        Data-dependent RDP of each query (derived from the private votes).
+        Data-dependent RDP of each query (private).
     data_independent_rdp_per_query : ndarray of shape (n_queries, n_orders)
-        Data-independent RDP of each query (without the sanitized release).
-    sanitized_epsilon : float or None
-        A differentially private release of the data-dependent epsilon
-        (smooth sensitivity + GNSS, PATE 2018 App. B), including the cost
-        of the release itself: publishable, but an *estimate* (it may fall
-        below ``epsilon``). ``None`` when not computed (aggregators other
-        than GNMax and Confident-GNMax, or ``sanitize_order=None``).
+        A-priori RDP of each query (every query as if answered), without
+        the release.
     sanitization : SanitizedEpsilon or None
-        Parameters and parts of that release.
+        Parameters and parts of the release.
     aggregator : str
-        ``repr`` of the aggregator.
+        The aggregator with all its parameters.
     is_private : bool
         False for the non-private :class:`~skpate.aggregators.Plurality`
         (infinite epsilon).
     """
 
     epsilon: float
-    order: float
-    data_independent_epsilon: float
-    data_independent_order: float
     delta: float
+    guarantee: str
+    accounting: str
+    spent_epsilon: float
+    data_dependent_epsilon: float
+    data_dependent_order: float
     method: str
     n_queries: int
     n_answered: int
-    orders: np.ndarray = field(compare=False)
-    rdp: np.ndarray = field(compare=False)
-    data_independent_rdp: np.ndarray = field(compare=False)
-    rdp_per_query: np.ndarray = field(compare=False)
+    cost: Cost = field(compare=False)
+    per_query_cost: Cost = field(default=Cost(), compare=False)
+    release_cost: Cost = field(default=Cost(), compare=False)
+    budget: float = None
+    orders: np.ndarray = field(default=None, compare=False)
+    rdp: np.ndarray = field(default=None, compare=False)
+    rdp_per_query: np.ndarray = field(default=None, compare=False)
     data_independent_rdp_per_query: np.ndarray = field(default=None, compare=False)
     aggregator: str = ""
     is_private: bool = True
@@ -81,9 +106,8 @@ class PrivacyReport:
 
     def __repr__(self):
         return (
-            f"PrivacyReport(epsilon={self.epsilon:.4g}, data_independent_epsilon={self.data_independent_epsilon:.4g}, "
-            f"delta={self.delta:g}, n_queries={self.n_queries}, n_answered={self.n_answered}, "
-            f"aggregator={self.aggregator})"
+            f"PrivacyReport(epsilon={self.epsilon:.4g}, delta={self.delta:g}, guarantee={self.guarantee!r}, "
+            f"n_queries={self.n_queries}, n_answered={self.n_answered}, aggregator={self.aggregator})"
         )
 
     def __str__(self):
@@ -92,24 +116,25 @@ class PrivacyReport:
                 f"{self.aggregator}: NOT differentially private (epsilon = inf); "
                 f"{self.n_queries} queries, {self.n_answered} answered."
             )
-        return "\n".join(
-            [
-                f"Privacy report for {self.aggregator}, delta = {self.delta:g} ({self.method} RDP conversion)",
-                f"  queries: {self.n_queries}, answered by the teachers: {self.n_answered}",
-                f"  data-independent epsilon: {self.data_independent_epsilon:.4g} "
-                f"(order {self.data_independent_order:g}; safe to publish)",
-                f"  data-dependent epsilon:   {self.epsilon:.4g} "
-                f"(order {self.order:g}; depends on the private votes, do not publish as is)",
-            ]
-            + (
-                []
-                if self.sanitization is None
-                else [
-                    f"  sanitized epsilon:        {self.sanitized_epsilon:.4g} "
-                    f"(order {self.sanitization.order:g}; a DP estimate of the data-dependent one, publishable)"
-                ]
+        if self.guarantee == "budget":
+            source = f"the budget, enforced by a privacy filter; spent {self.spent_epsilon:.4g} of it"
+        else:
+            source = "a-priori bound: every submitted query as if answered"
+        lines = [
+            f"Privacy report for {self.aggregator}",
+            f"  queries: {self.n_queries}, answered by the teachers: {self.n_answered}",
+            f"  PUBLISH: (epsilon, delta) = ({self.epsilon:.4g}, {self.delta:g})  [{source}; {self.accounting}]",
+        ]
+        if self.sanitization is not None:
+            lines.append(
+                f"  sanitized data-dependent epsilon: {self.sanitized_epsilon:.4g} (order {self.sanitization.order:g}; "
+                "a DP estimate, publishable next to the bound, not a bound)"
             )
+        lines.append(
+            f"  data-dependent epsilon: {self.data_dependent_epsilon:.4g} (order {self.data_dependent_order:g}, "
+            f"{self.method} conversion; PRIVATE: computed from the votes, do not publish)"
         )
+        return "\n".join(lines)
 
 
 def _describe(aggregator):
@@ -130,6 +155,7 @@ def analyze(
     method="classic",
     sanitize_order=None,
     random_state=None,
+    budget=None,
 ):
     """Privacy report of aggregating ``votes`` with ``aggregator``.
 
@@ -146,19 +172,26 @@ def analyze(
         Queries the teachers answered; required for ``ConfidentGNMax`` and
         ``InteractiveGNMax`` (``aggregate(..., return_answered=True)``).
     orders : array-like of float > 1, optional
-        Default :data:`skpate.privacy.DEFAULT_ORDERS`.
+        Orders of the data-dependent analysis; default
+        :data:`skpate.privacy.DEFAULT_ORDERS`.
     student_proba : array-like of shape (n_queries, n_classes), optional
         For ``InteractiveGNMax``.
     method : {"classic", "improved"}, default="classic"
-        RDP-to-DP conversion (see :func:`skpate.privacy.rdp_to_dp`).
-    sanitize_order : float > 1, "auto" or None, default=None
+        RDP-to-DP conversion of the data-dependent epsilon (see
+        :func:`skpate.privacy.rdp_to_dp`); the publishable epsilon always
+        uses the tightest valid accounting.
+    sanitize_order : float > 1 or None, default=None
         For GNMax and Confident-GNMax, also release the data-dependent
-        epsilon with :func:`skpate.privacy.sanitize` at this order:
-        ``"auto"`` uses the order of the data-dependent epsilon (the papers'
-        practice; the choice of order itself then depends on the votes), a
-        number fixes it in advance (fully covered). None: no release.
+        epsilon with :func:`skpate.privacy.sanitize` at this order, which
+        must be fixed before seeing the votes; its cost joins the
+        publishable epsilon. None: no release.
     random_state : None, int or numpy.random.Generator
         Noise of the sanitized release.
+    budget : float > 0, optional
+        The epsilon budget of a privacy filter under which the queries were
+        run (``PATEClassifier(epsilon=...)``): then the publishable epsilon is
+        the budget. Without it, every submitted query is charged as if
+        answered (the a-priori worst case).
 
     Returns
     -------
@@ -171,44 +204,64 @@ def analyze(
     >>> from skpate.privacy import analyze
     >>> votes = np.array([[240, 5, 5], [200, 30, 20]])
     >>> report = analyze(votes, GNMax(sigma=40), delta=1e-5)
-    >>> report.epsilon < report.data_independent_epsilon
+    >>> report.data_dependent_epsilon < report.epsilon  # private < publishable
     True
     """
     delta = check_delta(delta)
     orders = check_orders(orders)
+    if isinstance(sanitize_order, str):
+        raise ValueError(
+            f"sanitize_order must be a number fixed before seeing the votes, or None; got {sanitize_order!r} "
+            "(choosing the order from the data-dependent curve would leak the private votes)."
+        )
     common = dict(answered=answered, orders=orders, student_proba=student_proba)
     per_query = aggregator.privacy_cost(votes, data_dependent=True, **common)
     independent = aggregator.privacy_cost(votes, data_dependent=False, **common)
-    rdp, rdp_independent = compose(per_query), compose(independent)
-    epsilon, order = rdp_to_dp(orders, rdp, delta, method)
-    epsilon_independent, order_independent = rdp_to_dp(orders, rdp_independent, delta, method)
+    rdp = compose(per_query)
+    epsilon_dd, order_dd = rdp_to_dp(orders, rdp, delta, method)
     n_queries = per_query.shape[0]
     n_answered = n_queries if answered is None else int(np.count_nonzero(answered))
+
     sanitization = None
+    release = Cost()
     if sanitize_order is not None and getattr(aggregator, "_sanitizable", False):
+        release = Cost(release=default_parameters(float(sanitize_order)))
         sanitization = sanitize(
-            votes,
-            aggregator,
-            delta,
-            order if isinstance(sanitize_order, str) and sanitize_order == "auto" else sanitize_order,
-            answered=answered,
-            random_state=random_state,
-        )
-        # The release is a mechanism on the private votes too: the guarantee covers it.
-        rdp_independent = rdp_independent + gnss_rdp(sanitization.beta, sanitization.sigma, orders)
-        epsilon_independent, order_independent = rdp_to_dp(orders, rdp_independent, delta, method)
+            votes, aggregator, delta, sanitize_order, answered=answered, random_state=random_state
+        )  # fmt: skip
+    check, answer = aggregator.query_cost()
+    apriori = n_queries * (check + answer) + release
+    spent = n_queries * check + n_answered * answer + release  # the answer step charged where it ran
+    if budget is None:
+        cost, guarantee = apriori, "a-priori"
+        epsilon, accounting = cost.epsilon(delta)
+        spent_epsilon = epsilon
+    else:
+        cost, guarantee = spent, "budget"
+        spent_epsilon, accounting = spent.epsilon(delta)
+        if spent_epsilon > budget * (1 + 1e-9):
+            raise ValueError(
+                f"these queries spent epsilon {spent_epsilon:.4g} > the budget {budget:g}: they were not run under a "
+                "privacy filter with this budget."
+            )
+        epsilon = float(budget)
     return PrivacyReport(
         epsilon=epsilon,
-        order=order,
-        data_independent_epsilon=epsilon_independent,
-        data_independent_order=order_independent,
         delta=delta,
+        guarantee=guarantee,
+        accounting=accounting,
+        spent_epsilon=spent_epsilon,
+        data_dependent_epsilon=epsilon_dd,
+        data_dependent_order=order_dd,
         method=method,
         n_queries=n_queries,
         n_answered=n_answered,
+        cost=cost,
+        per_query_cost=check + answer,
+        release_cost=release,
+        budget=None if budget is None else float(budget),
         orders=orders,
         rdp=rdp,
-        data_independent_rdp=rdp_independent,
         rdp_per_query=per_query,
         data_independent_rdp_per_query=independent,
         aggregator=_describe(aggregator),

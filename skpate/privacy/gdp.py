@@ -1,0 +1,142 @@
+"""Gaussian differential privacy: exact composition and exact conversion to (epsilon, delta).
+
+[DRS22] Dong, Roth, Su. "Gaussian Differential Privacy", JRSS B 2022.
+
+* The Gaussian mechanism of L2 sensitivity ``D`` and noise ``N(0, sigma^2)``
+  is ``mu = D / sigma``-GDP, and post-processing keeps ``mu`` ([DRS22] Thm. 2.7).
+  GNMax is the argmax of such a release: ``mu = sqrt(2) / sigma``; the
+  threshold check of Confident-GNMax (one count): ``mu = 1 / sigma_threshold``.
+* ``mu_i``-GDP mechanisms compose to ``sqrt(sum mu_i^2)``-GDP ([DRS22]
+  Cor. 3.3), also when chosen adaptively under a filter that keeps
+  ``sum mu_i^2 <= mu^2`` by construction (Smith, Thakurta 2022, "Fully
+  adaptive composition for Gaussian differential privacy").
+* ``mu``-GDP is ``(epsilon, delta(epsilon))``-DP for every ``epsilon >= 0``
+  with ``delta(epsilon) = Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2)``
+  ([DRS22] Cor. 2.13), and nothing better: the conversion is exact.
+* ``mu``-GDP implies RDP ``lam mu^2 / 2`` at every order ``lam`` (the Renyi
+  divergence of ``N(0, 1)`` and ``N(mu, 1)``; data processing), which is how a
+  Gaussian part composes with non-Gaussian ones in RDP.
+
+Every function is vectorized over its array arguments and works in log space.
+"""
+
+import numpy as np
+from scipy.special import log_ndtr
+
+from .bounds import log1mexp
+
+__all__ = ["gdp_delta", "gdp_epsilon", "gdp_mu", "gdp_rdp"]
+
+#: Bisection steps: the bracket shrinks by 2**-_STEPS, below float precision.
+_STEPS = 200
+
+
+def _log_delta(epsilon, mu):
+    """``log delta(epsilon)`` of ``mu``-GDP ([DRS22] Cor. 2.13), ``-inf`` for ``mu = 0``."""
+    epsilon, mu = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(mu, dtype=float))
+    safe_mu = np.where(mu > 0, mu, 1.0)
+    log_a = log_ndtr(-epsilon / safe_mu + safe_mu / 2.0)
+    log_b = epsilon + log_ndtr(-epsilon / safe_mu - safe_mu / 2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # delta = a - b with b < a for mu > 0; log(a - b) = log a + log(1 - b / a).
+        out = log_a + log1mexp(np.minimum(log_b - log_a, -1e-300))
+    out = np.where(mu > 0, out, -np.inf)
+    out = np.where(np.isinf(mu), 0.0, out)  # infinite mu: no privacy, delta = 1
+    return out
+
+
+def gdp_delta(epsilon, mu):
+    """Smallest ``delta`` such that ``mu``-GDP is ``(epsilon, delta)``-DP ([DRS22] Cor. 2.13).
+
+    Parameters
+    ----------
+    epsilon : array-like of float >= 0
+    mu : array-like of float >= 0
+
+    Returns
+    -------
+    delta : ndarray or float
+        Increasing in ``mu``, decreasing in ``epsilon``; 0 when ``mu = 0``.
+    """
+    out = np.exp(_log_delta(epsilon, mu))
+    return float(out) if out.ndim == 0 else out
+
+
+def _check(delta):
+    delta = np.asarray(delta, dtype=float)
+    if np.any(~(delta > 0)) or np.any(~(delta < 1)):
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+    return delta
+
+
+def gdp_epsilon(mu, delta):
+    """Smallest ``epsilon >= 0`` such that ``mu``-GDP is ``(epsilon, delta)``-DP.
+
+    Exact inverse of :func:`gdp_delta` in ``epsilon``, by vectorized bisection
+    on a bracket whose upper end is the RDP bound ``mu^2/2 + mu sqrt(2 log(1/delta))``
+    (Mironov 2017, Prop. 3, at the best order); the upper end of the final
+    bracket is returned, so that ``gdp_delta(result, mu) <= delta`` always.
+
+    Parameters
+    ----------
+    mu : array-like of float >= 0
+    delta : float in (0, 1)
+
+    Returns
+    -------
+    epsilon : ndarray or float
+        ``inf`` for ``mu = inf``; 0 when even ``epsilon = 0`` meets ``delta``.
+    """
+    mu = np.asarray(mu, dtype=float)
+    log_delta = np.log(_check(delta))
+    if np.any(np.isnan(mu)) or np.any(mu < 0):
+        raise ValueError("mu must be >= 0.")
+    finite = np.where(np.isfinite(mu), mu, 0.0)
+    low = np.zeros_like(finite)
+    high = finite**2 / 2.0 + finite * np.sqrt(-2.0 * log_delta) + 1e-12
+    for _ in range(_STEPS):
+        middle = (low + high) / 2.0
+        ok = _log_delta(middle, finite) <= log_delta
+        high, low = np.where(ok, middle, high), np.where(ok, low, middle)
+    out = np.where(_log_delta(0.0, finite) <= log_delta, 0.0, high)
+    out = np.where(np.isfinite(mu), out, np.inf)
+    return float(out) if out.ndim == 0 else out
+
+
+def gdp_mu(epsilon, delta):
+    """Largest ``mu`` such that ``mu``-GDP is ``(epsilon, delta)``-DP.
+
+    ``delta(epsilon)`` is increasing in ``mu``, so bisection on ``mu`` finds
+    it; the lower end of the final bracket is returned (never above the exact
+    value: a budget met by construction).
+
+    Parameters
+    ----------
+    epsilon : array-like of float >= 0
+    delta : float in (0, 1)
+
+    Returns
+    -------
+    mu : ndarray or float
+    """
+    epsilon = np.asarray(epsilon, dtype=float)
+    log_delta = np.log(_check(delta))
+    if np.any(np.isnan(epsilon)) or np.any(epsilon < 0):
+        raise ValueError("epsilon must be >= 0.")
+    low = np.zeros_like(epsilon)
+    high = np.ones_like(epsilon)
+    for _ in range(64):  # double until delta(epsilon; high) > delta
+        grow = _log_delta(epsilon, high) <= log_delta
+        if not np.any(grow):
+            break
+        low, high = np.where(grow, high, low), np.where(grow, 2.0 * high, high)
+    for _ in range(_STEPS):
+        middle = (low + high) / 2.0
+        ok = _log_delta(epsilon, middle) <= log_delta
+        low, high = np.where(ok, middle, low), np.where(ok, high, middle)
+    return float(low) if low.ndim == 0 else low
+
+
+def gdp_rdp(mu, orders):
+    """RDP of ``mu``-GDP at each order: ``lam mu^2 / 2`` (exact for the Gaussian mechanism)."""
+    return np.asarray(orders, dtype=float) * np.asarray(mu, dtype=float) ** 2 / 2.0
