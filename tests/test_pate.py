@@ -17,7 +17,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from skpate import NZC, ConfidentGNMax, GNMax, LNMax, PATEClassifier, Plurality
 from skpate._partition import disjoint_partitions
-from skpate.privacy import analyze
+from skpate.privacy import analyze, gdp_epsilon
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +44,10 @@ def test_fit_sets_fitted_attributes(data):
     assert clf.public_labels_.shape == (300,)
     assert np.count_nonzero(clf.public_labels_ != -1) == 150
     epsilon, delta = clf.privacy_spent_
-    assert delta == 1e-5 and epsilon == clf.privacy_report_.epsilon
-    assert 0 < epsilon <= clf.privacy_report_.data_independent_epsilon
+    assert delta == 1e-5 and epsilon == clf.privacy_report_.epsilon  # what to publish leads
+    # 150 GNMax(2) answers, a priori: sqrt(150 * 2 / 2^2)-GDP.
+    assert epsilon == pytest.approx(gdp_epsilon(np.sqrt(150 * 2 / 4), 1e-5), rel=1e-12)
+    assert clf.privacy_report_.guarantee == "a-priori" and clf.aggregator_.get_params() == {"sigma": 2.0}
     assert clf.score(X_pub, y_pub) > 0.6
     assert clf.predict_proba(X_pub).shape == (300, 3)
 
@@ -211,7 +213,8 @@ def test_pipeline_with_column_transformer_on_raw_adult(adult_small):
     )
     pipe.fit(X, y)
     assert pipe[-1].n_queries_ == 500
-    assert pipe.score(X_eval, y_eval) > 0.78
+    majority = np.mean(y_eval == "<=50K")
+    assert pipe.score(X_eval, y_eval) > majority + 0.02
 
 
 def test_teacher_pipelines_on_raw_dataframes(adult_small):

@@ -145,13 +145,28 @@ def test_report_holds_three_epsilons_and_the_release_is_charged():
     aggregator = ConfidentGNMax(threshold=200, sigma_threshold=150, sigma=40)
     answered = aggregator.aggregate(votes, random_state=0, return_answered=True)[1]
     plain = analyze(votes, aggregator, 1e-5, answered=answered)
-    report = analyze(votes, aggregator, 1e-5, answered=answered, sanitize_order="auto", random_state=0)
+    report = analyze(votes, aggregator, 1e-5, answered=answered, sanitize_order=20.0, random_state=0)
     assert plain.sanitized_epsilon is None
-    assert report.sanitization.order == report.order
-    assert report.epsilon == plain.epsilon
-    assert report.data_independent_epsilon > plain.data_independent_epsilon
-    assert report.epsilon < report.sanitized_epsilon < report.data_independent_epsilon
-    assert "sanitized epsilon" in str(report)
+    assert report.sanitization.order == 20.0
+    assert report.data_dependent_epsilon == plain.data_dependent_epsilon
+    assert report.epsilon > plain.epsilon  # the release is a mechanism on the votes: the bound includes it
+    assert report.data_dependent_epsilon < report.sanitized_epsilon < report.epsilon
+    assert "sanitized data-dependent epsilon" in str(report)
+    # The order is fixed in advance: one chosen from the votes ("auto") is refused.
+    with pytest.raises(ValueError, match="fixed before seeing the votes"):
+        analyze(votes, aggregator, 1e-5, answered=answered, sanitize_order="auto")
+
+
+def test_publishable_epsilon_does_not_depend_on_the_votes_with_a_release():
+    """Finding 2 of the review: with sanitize_order="auto", two vote matrices of the same shape
+    published 3.1495 and 3.6457; with a fixed order the publishable epsilon is a function of the
+    parameters and the number of queries only."""
+    rng = np.random.default_rng(0)
+    a = rng.multinomial(250, [0.95, 0.03, 0.02], size=300)
+    b = rng.multinomial(250, [0.34, 0.33, 0.33], size=300)
+    ra, rb = (analyze(v, GNMax(40.0), 1e-5, sanitize_order=20.0, random_state=0) for v in (a, b))
+    assert ra.data_dependent_epsilon != rb.data_dependent_epsilon
+    assert ra.epsilon == rb.epsilon
 
 
 @pytest.mark.parametrize(

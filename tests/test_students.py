@@ -68,7 +68,7 @@ def test_interactive_rounds_compose_and_reinforce(data):
     # Some labels come from the confident student (free), so more rows are labeled than the teachers answered.
     assert clf.n_answered_ > report.n_answered > 0
     single = pate(aggregator=agg, max_queries=100).fit(X, y, X_public=X_pub)
-    assert report.data_independent_epsilon > single.privacy_report_.data_independent_epsilon
+    assert report.epsilon > single.privacy_report_.epsilon
 
 
 def test_first_interactive_round_is_confident_gnmax_with_shifted_threshold(data):
