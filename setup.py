@@ -27,6 +27,9 @@ setup(
         # dask.distributed: the tests spread teachers over a real LocalCluster.
         "distributed": ["dask[distributed]>=2023.1"],
         "plot": ["matplotlib>=3.5"],
+        # Differentially private peers in benchmarks/peers.py. diffprivlib is not listed: it pins
+        # scikit-learn <= 1.7.2, so it runs from a separate environment (see that module's docstring).
+        "bench": ["opacus>=1.4", "dp-accounting>=0.4"],
         "docs": ["sphinx>=7", "numpydoc>=1.6", "sphinx-gallery>=0.15", "myst-parser>=2", "matplotlib>=3.5"],
         # The tests also build the docs (tests/test_docs.py) and run teachers on dask and Ray.
         "tests": [
