@@ -29,6 +29,8 @@ __all__ = ["gdp_delta", "gdp_epsilon", "gdp_mu", "gdp_rdp"]
 
 #: Bisection steps: the bracket shrinks by 2**-_STEPS, below float precision.
 _STEPS = 200
+#: Aim this much below log(delta), so that float rounding never lands a result above delta.
+_MARGIN = 1e-12
 
 
 def _log_delta(epsilon, mu):
@@ -88,7 +90,7 @@ def gdp_epsilon(mu, delta):
         ``inf`` for ``mu = inf``; 0 when even ``epsilon = 0`` meets ``delta``.
     """
     mu = np.asarray(mu, dtype=float)
-    log_delta = np.log(_check(delta))
+    log_delta = np.log(_check(delta)) - _MARGIN
     if np.any(np.isnan(mu)) or np.any(mu < 0):
         raise ValueError("mu must be >= 0.")
     finite = np.where(np.isfinite(mu), mu, 0.0)
@@ -120,7 +122,7 @@ def gdp_mu(epsilon, delta):
     mu : ndarray or float
     """
     epsilon = np.asarray(epsilon, dtype=float)
-    log_delta = np.log(_check(delta))
+    log_delta = np.log(_check(delta)) - _MARGIN
     if np.any(np.isnan(epsilon)) or np.any(epsilon < 0):
         raise ValueError("epsilon must be >= 0.")
     low = np.zeros_like(epsilon)
