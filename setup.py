@@ -19,6 +19,8 @@ setup(
         "scikit-learn>=1.6",
         "joblib>=1.2",
         "pandas>=1.5",
+        # Privacy loss distributions for the publishable epsilon of Laplace mechanisms (LNMax, NZC).
+        "dp-accounting>=0.4",
     ],
     extras_require={
         # torch is not pinned here: on CPU machines install the CPU build first

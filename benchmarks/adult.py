@@ -48,7 +48,10 @@ def settings():
         )
     rows += [
         ("papers: LNMax scale=20, 500 queries", dict(aggregator=LNMax(scale=20), max_queries=500)),
-        ("papers: Confident-GNMax 200/150/40, 900 queries", dict(aggregator=ConfidentGNMax(200, 150, 40), max_queries=900)),
+        (
+            "papers: Confident-GNMax 200/150/40, 900 queries",
+            dict(aggregator=ConfidentGNMax(200, 150, 40), max_queries=900),
+        ),
     ]
     return rows
 

@@ -107,7 +107,7 @@ def main():
     ]  # fmt: skip
     pate = PATEClassifier(make_cnn(**TEACHER), n_teachers=n, delta=1e-5, warm_start=True, n_jobs=args.n_jobs)
     header = (
-        f"{'setting':49s} {'queries':>7s} {'answered':>8s} {'eps (dd)':>8s} {'eps (di)':>8s} {'eps (san)':>9s} "
+        f"{'setting':49s} {'queries':>7s} {'answered':>8s} {'eps pub':>8s} {'eps dd*':>8s} {'eps (san)':>9s} "
         f"{'label acc':>9s} {'student':>15s} {'fit s':>6s}"
     )
     print(
@@ -130,12 +130,12 @@ def main():
             report = pate.privacy_report_
             sanitized = np.nan if report.sanitized_epsilon is None else report.sanitized_epsilon
             rows.append((
-                pate.n_answered_, report.epsilon, report.data_independent_epsilon, sanitized,
+                pate.n_answered_, report.epsilon, report.data_dependent_epsilon, sanitized,
                 np.mean(pate.public_labels_[answered] == y_public[answered]), pate.score(X_eval, y_eval), seconds,
             ))  # fmt: skip
-        answered, eps, eps_di, eps_san, label_accuracy, student, seconds = np.array(rows).T
+        answered, eps, eps_dd, eps_san, label_accuracy, student, seconds = np.array(rows).T
         print(
-            f"{name:49s} {pate.n_queries_:7d} {answered.mean():8.0f} {eps.mean():8.2f} {eps_di.mean():8.2f} "
+            f"{name:49s} {pate.n_queries_:7d} {answered.mean():8.0f} {eps.mean():8.2f} {eps_dd.mean():8.2f} "
             f"{eps_san.mean():9.2f} {label_accuracy.mean():9.3f} {student.mean():8.4f}+-{student.std():.4f} "
             f"{seconds.max():6.0f}",
             flush=True,
@@ -162,8 +162,9 @@ def main():
         f"{'non-private CNN on all 60,000 images':49s} {'':7s} {'':8s} {'inf':>8s} {'inf':>8s} {'':9s} {'':9s} "
         f"{baseline.score(X_eval, y_eval):8.4f}{'':8s} {time.perf_counter() - start:6.0f}"
     )
-    print("eps (dd): data-dependent (not publishable as is); eps (di): data-independent; eps (san): sanitized")
-    print("release of eps (dd) (PATE 2018 App. B, publishable estimate). Student accuracy on the second half of")
+    print("eps pub: the epsilon to publish (a-priori bound); eps dd*: the papers' data-dependent epsilon, computed")
+    print("from the private votes (do not publish); eps (san): its sanitized release, if any (PATE 2018 App. B).")
+    print("Student accuracy on the second half of")
     print("the test set (mean+-std over draws); label acc: noisy labels vs true labels on the answered queries.")
 
 

@@ -57,7 +57,7 @@ def main():
         for params in COMPARISONS[args.comparison]:
             pate.set_params(**params, random_state=draw).fit(X, y, X_public=X_public)
             report = pate.privacy_report_
-            eps = f"{report.epsilon:.2f}/{report.data_independent_epsilon:.2f}/{report.sanitized_epsilon:.2f}"
+            eps = f"{report.data_dependent_epsilon:.2f}/{report.epsilon:.2f}/{report.sanitized_epsilon:.2f}"
             rows.append((eps, pate.n_answered_, pate.score(X_eval, y_eval), pate.public_labels_))
         if args.comparison == "vat" and not np.array_equal(rows[0][3], rows[1][3]):
             raise RuntimeError("the two students did not get the same answers")

@@ -44,5 +44,5 @@ for name, student in [
     print(f"  {pate.n_answered_} of {pate.n_queries_} queries answered, label accuracy "
           f"{np.mean(pate.public_labels_[answered] == y_public[answered]):.3f}")  # fmt: skip
     print(f"  student accuracy {pate.score(X_eval, y_eval):.3f}")
-    print(f"  epsilon {pate.privacy_report_.epsilon:.1f} (data-dependent), "
-          f"{pate.privacy_report_.data_independent_epsilon:.1f} (data-independent), delta {pate.delta:g}")  # fmt: skip
+    print(f"  publishable epsilon {pate.privacy_report_.epsilon:.2f} at delta {pate.delta:g} "
+          f"(data-dependent, private: {pate.privacy_report_.data_dependent_epsilon:.2f})")  # fmt: skip

@@ -7,8 +7,8 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
-from typing import NamedTuple
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import joblib
 import numpy as np
@@ -935,9 +935,9 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         per-query costs derived from the raw votes. Publishing it (or its
         pickle) voids every guarantee. The student was trained only on
         public rows and the aggregator's noisy labels, so it is covered by
-        the guarantee: publish this copy, together with
-        ``privacy_report_.data_independent_epsilon`` (or the sanitized
-        epsilon), never the data-dependent ``privacy_spent_``.
+        the guarantee: publish this copy, together with ``privacy_spent_``
+        (``privacy_report_.epsilon``), never the data-dependent
+        ``privacy_report_.data_dependent_epsilon``.
 
         Returns
         -------

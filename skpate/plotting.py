@@ -204,7 +204,8 @@ class PrivacyUtilityDisplay:
             if candidate.max_queries is None and candidate.epsilon is None:
                 raise ValueError("set max_queries or epsilon on the PATEClassifier: the bound needs one of them.")
             epsilons.append(candidate.publishable_epsilon(candidate.max_queries or np.iinfo(np.int64).max))
-        labels = [", ".join(f"{k.split('__')[-1]}={_label(v)}" for k, v in p.items()) for p in search.cv_results_["params"]]
+        params = search.cv_results_["params"]
+        labels = [", ".join(f"{key.split('__')[-1]}={_label(value)}" for key, value in p.items()) for p in params]
         return cls(np.array(epsilons), np.asarray(search.cv_results_["mean_test_score"]), labels).plot(ax=ax, **kwargs)
 
     def plot(self, ax=None, annotate=True, **kwargs):

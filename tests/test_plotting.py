@@ -45,7 +45,8 @@ def test_cumulative_epsilon_ends_at_the_reported_epsilons(data):
     # The curves end where the report does: publishable first (a priori), data-dependent next.
     assert display.publishable_epsilon[-1] == pytest.approx(report.epsilon, rel=1e-12)
     assert display.data_dependent_epsilon[-1] == pytest.approx(report.data_dependent_epsilon, rel=1e-12)
-    assert np.all(np.diff(display.publishable_epsilon) > 0) and np.all(np.diff(display.data_dependent_epsilon) >= -1e-12)
+    assert np.all(np.diff(display.publishable_epsilon) > 0)
+    assert np.all(np.diff(display.data_dependent_epsilon) >= -1e-12)
     assert len(display.lines_) == 2 and display.lines_[0].get_xdata().size == clf.n_queries_
     assert "publishable" in display.lines_[0].get_label()
     votes = np.tile([[18, 1, 1]], (30, 1))

@@ -47,6 +47,19 @@ def _log_delta(epsilon, mu):
     return out
 
 
+def _bisect(low, high, below):
+    """Vectorized bisection of ``[low, high]`` on the boundary of the monotone predicate ``below``.
+
+    ``below(x)`` is True left of the boundary and False right of it; the
+    final brackets ``(low, high)`` hold it on either side.
+    """
+    for _ in range(_STEPS):
+        middle = (low + high) / 2.0
+        left = below(middle)
+        low, high = np.where(left, middle, low), np.where(left, high, middle)
+    return low, high
+
+
 def gdp_delta(epsilon, mu):
     """Smallest ``delta`` such that ``mu``-GDP is ``(epsilon, delta)``-DP ([DRS22] Cor. 2.13).
 
@@ -96,10 +109,7 @@ def gdp_epsilon(mu, delta):
     finite = np.where(np.isfinite(mu), mu, 0.0)
     low = np.zeros_like(finite)
     high = finite**2 / 2.0 + finite * np.sqrt(-2.0 * log_delta) + 1e-12
-    for _ in range(_STEPS):
-        middle = (low + high) / 2.0
-        ok = _log_delta(middle, finite) <= log_delta
-        high, low = np.where(ok, middle, high), np.where(ok, low, middle)
+    _, high = _bisect(low, high, lambda epsilon: _log_delta(epsilon, finite) > log_delta)
     out = np.where(_log_delta(0.0, finite) <= log_delta, 0.0, high)
     out = np.where(np.isfinite(mu), out, np.inf)
     return float(out) if out.ndim == 0 else out
@@ -132,10 +142,7 @@ def gdp_mu(epsilon, delta):
         if not np.any(grow):
             break
         low, high = np.where(grow, high, low), np.where(grow, 2.0 * high, high)
-    for _ in range(_STEPS):
-        middle = (low + high) / 2.0
-        ok = _log_delta(epsilon, middle) <= log_delta
-        low, high = np.where(ok, middle, low), np.where(ok, high, middle)
+    low, _ = _bisect(low, high, lambda mu: _log_delta(epsilon, mu) <= log_delta)
     return float(low) if low.ndim == 0 else low
 
 

@@ -306,8 +306,8 @@ class SanitizedEpsilon:
         The publishable estimate: ``max(rdp_estimate, 0) + gnss_rdp +
         log(1/delta) / (order - 1)``. It is a DP *estimate* of the total
         cost (labels and this release), not an upper bound: the noise may
-        land it below the data-dependent value. Only
-        ``data_independent_epsilon`` is a guaranteed bound.
+        land it below the data-dependent value. Only the report's
+        ``epsilon`` (a-priori bound or budget) is a guaranteed bound.
     order, beta, sigma : float
         The release's parameters (order of the RDP released, smoothness,
         noise multiplier).
