@@ -246,3 +246,16 @@ def test_warm_start_checks_the_classes(data):
     clf = pate(aggregator=GNMax(5.0), max_queries=20, warm_start=True).fit(X, y, X_public=X_pub)
     with pytest.raises(ValueError, match="warm_start"):
         clf.set_params(classes=[0, 1, 2, 3]).fit(X, y, X_public=X_pub)
+
+
+def test_default_fit_publishes_a_number_independent_of_the_votes(data):
+    """Finding 2: the default release order came from the private votes; now two different private
+    datasets of the same size publish the same epsilon."""
+    X, y, X_pub, _ = data
+    noisy = np.random.default_rng(0).permutation(y)  # labels unrelated to X: teachers disagree
+    a = pate(aggregator=ConfidentGNMax(35, 20.0, 10.0), max_queries=100).fit(X, y, X_public=X_pub)
+    b = pate(aggregator=ConfidentGNMax(35, 20.0, 10.0), max_queries=100).fit(X, noisy, X_public=X_pub)
+    assert a.privacy_report_.n_answered != b.privacy_report_.n_answered
+    assert a.privacy_report_.data_dependent_epsilon != b.privacy_report_.data_dependent_epsilon
+    assert a.privacy_spent_ == b.privacy_spent_
+    assert a.privacy_report_.sanitized_epsilon is None  # no release unless asked for
