@@ -9,12 +9,15 @@ torch is imported only here: users of the tabular parts never need it.
   lacks as a PATE teacher: any class labels (encoded to ``0..K-1``, absent
   classes allowed), ``random_state`` (seeds torch, so that ``PATEClassifier``
   seeds every teacher), silence by default and a bounded number of torch
-  threads (so that joblib workers do not oversubscribe the cores).
+  threads (so that joblib workers do not oversubscribe the cores). Both are
+  scoped to the call: the caller's torch RNG state and thread count are
+  restored afterwards.
 * ``semi_supervised=True``: virtual adversarial training (VAT, Miyato et al.
   2018), the PATE 2018 image student: rows labeled ``-1`` contribute a
   consistency loss.
 """
 
+import contextlib
 import math
 
 import numpy as np
@@ -27,6 +30,26 @@ from skorch.dataset import unpack_data
 from torch import nn
 
 __all__ = ["PATECNN", "CNNClassifier", "make_cnn"]
+
+
+@contextlib.contextmanager
+def _torch_threads(n_threads):
+    """Run the block with ``n_threads`` torch threads, then restore the caller's count.
+
+    Parameters
+    ----------
+    n_threads : int or None
+        None (or 0) leaves torch's setting alone.
+    """
+    if not n_threads:
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 class PATECNN(nn.Module):
@@ -137,9 +160,11 @@ class CNNClassifier(ClassifierMixin, BaseEstimator):
     device : str, default="cpu"
     n_threads : int or None, default=1
         torch threads during ``fit``/``predict`` (1 suits joblib workers; None
-        keeps torch's setting).
+        keeps torch's setting). The caller's count is restored afterwards.
     random_state : int or None, default=None
-        Seeds torch's initialisation, dropout and batch shuffling.
+        Seeds torch's initialisation, dropout, batch shuffling and VAT
+        directions. The seed is applied to a forked RNG state: the caller's
+        torch RNG stream is left as it was. None draws from that stream.
     verbose : int, default=0
 
     Attributes
@@ -194,15 +219,6 @@ class CNNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"X must hold images of shape image_shape={tuple(self.image_shape)}; got {X.shape}.")
         return X
 
-    def _with_threads(self, function, *args):
-        previous = torch.get_num_threads()
-        if self.n_threads:
-            torch.set_num_threads(self.n_threads)
-        try:
-            return function(*args)
-        finally:
-            torch.set_num_threads(previous)
-
     def fit(self, X, y):
         """Train the network.
 
@@ -245,15 +261,22 @@ class CNNClassifier(ClassifierMixin, BaseEstimator):
             verbose=self.verbose,
             **extra,
         )
-        if self.random_state is not None:
-            torch.manual_seed(self.random_state)
-        self._with_threads(self.net_.fit, X, y_encoded)
+        seeded = self.random_state is not None
+        # Module initialisation, dropout, shuffling and VAT directions draw from torch's global generator (layers
+        # and dropout take no torch.Generator), so seed it inside fork_rng, which restores the caller's state on exit.
+        with _torch_threads(self.n_threads), torch.random.fork_rng(enabled=seeded):
+            if seeded:
+                torch.manual_seed(self.random_state)
+            self.net_.fit(X, y_encoded)
         return self
 
     def predict_proba(self, X):
         """Class probabilities, columns in ``classes_`` order."""
         check_is_fitted(self, "net_")
-        proba = self._with_threads(self.net_.predict_proba, self._inputs(X))
+        # No randomness in eval mode, but each DataLoader iterator draws a base seed from the global generator:
+        # fork so that predicting does not advance the caller's stream.
+        with _torch_threads(self.n_threads), torch.random.fork_rng():
+            proba = self.net_.predict_proba(self._inputs(X))
         return proba[:, : self.classes_.size] if self.classes_.size > 1 else np.ones((len(proba), 1))
 
     def predict(self, X):

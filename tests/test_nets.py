@@ -81,3 +81,48 @@ def test_cnn_teachers_and_student_in_pate(digits):
     np.testing.assert_array_equal(restored.predict(X[1500:]), clf.predict(X[1500:]))
     assert clone(clf).get_params()["estimator__max_epochs"] == 10
     assert clf.student_.max_epochs == 40
+
+
+def _seeded_fit_and_predict(X, y, **params):
+    """Fit and predict a small seeded CNN; the fitted classifier and its probabilities on a held-out slice."""
+    clf = make_cnn((1, 8, 8), max_epochs=2, random_state=3, **params).fit(X[:200], y[:200])
+    clf.predict(X[1000:1050])
+    return clf, clf.predict_proba(X[1000:1050])
+
+
+@pytest.mark.parametrize("semi_supervised", [False, True])
+def test_fit_and_predict_keep_the_callers_torch_rng(digits, semi_supervised):
+    X, y = digits
+    torch.manual_seed(12345)
+    before = torch.random.get_rng_state()
+    _seeded_fit_and_predict(X, y, semi_supervised=semi_supervised)
+    assert torch.equal(torch.random.get_rng_state(), before)  # the caller's stream is not reseeded nor consumed
+
+
+@pytest.mark.parametrize("n_threads", [1, None])
+def test_fit_and_predict_keep_the_callers_thread_count(digits, n_threads, monkeypatch):
+    X, y = digits
+    seen = []
+    forward = PATECNN.forward
+    monkeypatch.setattr(PATECNN, "forward", lambda self, X: seen.append(torch.get_num_threads()) or forward(self, X))
+    previous = torch.get_num_threads()
+    caller = 2 if previous != 2 else 3  # differs from the limit (1) and from torch's default
+    torch.set_num_threads(caller)
+    try:
+        _seeded_fit_and_predict(X, y, n_threads=n_threads)
+        assert torch.get_num_threads() == caller
+    finally:
+        torch.set_num_threads(previous)
+    assert seen and set(seen) == {n_threads or caller}  # the limit still holds inside fit and predict
+
+
+def test_same_random_state_same_model_whatever_the_callers_rng(digits):
+    X, y = digits
+    torch.manual_seed(0)
+    first, a = _seeded_fit_and_predict(X, y)
+    torch.manual_seed(999)  # another caller state must not matter
+    torch.rand(7)
+    second, b = _seeded_fit_and_predict(X, y)
+    np.testing.assert_array_equal(a, b)
+    weights = second.net_.module_.state_dict()
+    assert all(torch.equal(w, weights[k]) for k, w in first.net_.module_.state_dict().items())
