@@ -86,8 +86,16 @@ def test_seeded_noise_is_reproducible_and_unseeded_is_fresh():
     agg = GNMax(sigma=5)
     np.testing.assert_array_equal(agg.aggregate(votes, random_state=7), agg.aggregate(votes, random_state=7))
     assert np.any(agg.aggregate(votes) != agg.aggregate(votes))
-    agg.aggregate(votes, random_state=np.random.default_rng(0))
-    agg.aggregate(votes, random_state=np.random.RandomState(0))
+    # A Generator is used as is: the draws of the int seed 0 first, then fresh ones as it advances.
+    rng = np.random.default_rng(0)
+    np.testing.assert_array_equal(agg.aggregate(votes, random_state=rng), agg.aggregate(votes, random_state=0))
+    assert np.any(agg.aggregate(votes, random_state=rng) != agg.aggregate(votes, random_state=0))
+    # A legacy RandomState seeds the noise: reproducible, different for another seed, advanced by each use.
+    legacy = np.random.RandomState(0)
+    first = agg.aggregate(votes, random_state=legacy)
+    np.testing.assert_array_equal(first, agg.aggregate(votes, random_state=np.random.RandomState(0)))
+    assert np.any(first != agg.aggregate(votes, random_state=np.random.RandomState(1)))
+    assert np.any(first != agg.aggregate(votes, random_state=legacy))
     with pytest.raises(ValueError, match="random_state"):
         agg.aggregate(votes, random_state="seed")
 

@@ -1,11 +1,13 @@
 """PATEClassifier: the fit flow, scikit-learn integration and clear errors."""
 
+import copy
 import pickle
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
@@ -30,6 +32,33 @@ def small_pate(**params):
     defaults = dict(n_teachers=20, aggregator=GNMax(sigma=2.0), random_state=0)
     defaults.update(params)
     return PATEClassifier(DecisionTreeClassifier(max_depth=4), **defaults)
+
+
+class RowRecorder(ClassifierMixin, BaseEstimator):
+    """A teacher that keeps the ids (first column) of the rows it was fitted on and votes its majority class."""
+
+    def fit(self, X, y):
+        self.rows_ = np.asarray(X)[:, 0].astype(int)
+        self.classes_, counts = np.unique(y, return_counts=True)
+        self.majority_ = self.classes_[np.argmax(counts)]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.majority_)
+
+
+def with_row_ids(X, start=0):
+    """``X`` with a first column numbering its rows from ``start``."""
+    return np.column_stack([np.arange(start, start + len(X)), X])
+
+
+def rows_seen_by_teachers(X, y, X_public=None, groups=None, random_state=0):
+    """The row ids each of 20 ``RowRecorder`` teachers was fitted on."""
+    clf = PATEClassifier(
+        RowRecorder(), n_teachers=20, aggregator=GNMax(sigma=2.0), classes=[0, 1, 2], random_state=random_state
+    )
+    clf.fit(X, y, X_public=X_public, groups=groups)
+    return [t.rows_ for t in clf.teachers_]
 
 
 # ------------------------------------------------------------------ the flow
@@ -93,14 +122,32 @@ def test_unseeded_fits_draw_fresh_noise(data):
     assert np.any(labels[0] != labels[1])
 
 
+def test_disjoint_partitions_is_a_seeded_balanced_random_split():
+    parts = disjoint_partitions(1003, 20, np.random.default_rng(0))  # 1003 = 3 * 51 + 17 * 50
+    assert len(parts) == 20
+    rows = np.concatenate(parts)
+    assert np.array_equal(np.sort(rows), np.arange(1003))  # disjoint and covering: each row exactly once
+    assert sorted(len(p) for p in parts) == [50] * 17 + [51] * 3
+    assert all(np.all(np.diff(p) > 0) for p in parts)  # sorted, as documented
+    same = disjoint_partitions(1003, 20, np.random.default_rng(0))
+    assert all(np.array_equal(a, b) for a, b in zip(parts, same))
+    # Another seed, another split (as a set of sets, whatever the order of the teachers).
+    other = disjoint_partitions(1003, 20, np.random.default_rng(1))
+    assert {frozenset(p.tolist()) for p in parts} != {frozenset(p.tolist()) for p in other}
+    # A shuffle, not the row order cut into chunks.
+    assert not any(np.array_equal(p, np.arange(p[0], p[0] + len(p))) for p in parts)
+
+
 def test_teachers_see_disjoint_partitions(data):
     X, y, X_pub, _ = data
-    clf = small_pate().fit(X, y, X_public=X_pub)
-    parts = disjoint_partitions(len(y), 20, np.random.default_rng(0))
-    assert sorted(np.concatenate(parts).tolist()) == list(range(len(y)))
-    # Each teacher saw one near-equal share: the root of its tree counts its rows.
-    sizes = [t.tree_.n_node_samples[0] for t in clf.teachers_]
-    assert sum(sizes) == len(y) and max(sizes) - min(sizes) <= 1
+    n = 1190  # not a multiple of 20: shares of 59 and 60 rows
+    seen = rows_seen_by_teachers(with_row_ids(X[:n]), y[:n], X_public=with_row_ids(X_pub, n))
+    assert np.array_equal(np.sort(np.concatenate(seen)), np.arange(n))  # every private row, one teacher each
+    assert sorted(len(rows) for rows in seen) == [59] * 10 + [60] * 10
+    again = rows_seen_by_teachers(with_row_ids(X[:n]), y[:n], X_public=with_row_ids(X_pub, n))
+    assert all(np.array_equal(a, b) for a, b in zip(seen, again))
+    other = rows_seen_by_teachers(with_row_ids(X[:n]), y[:n], X_public=with_row_ids(X_pub, n), random_state=1)
+    assert {frozenset(r.tolist()) for r in seen} != {frozenset(r.tolist()) for r in other}
 
 
 def test_groups_keep_each_group_in_one_partition():
@@ -122,9 +169,22 @@ def test_groups_keep_each_group_in_one_partition():
 
 def test_fit_with_groups(data):
     X, y, X_pub, _ = data
-    groups = np.arange(len(y)) // 4
-    clf = small_pate().fit(X, y, X_public=X_pub, groups=groups)
-    assert sum(t.tree_.n_node_samples[0] for t in clf.teachers_) == len(y)
+    # Public rows (y == -1) shuffled among the private ones: groups are given per row of X.
+    order = np.random.default_rng(0).permutation(len(y) + len(X_pub))
+    X_all = with_row_ids(np.vstack([X, X_pub])[order])
+    y_all = np.concatenate([y, np.full(len(X_pub), -1)])[order]
+    groups = np.arange(len(y_all)) // 4  # groups of 4 consecutive rows, 0 to 4 of them private
+    seen = rows_seen_by_teachers(X_all, y_all, groups=groups)
+    private = np.flatnonzero(y_all != -1)
+    assert np.array_equal(np.sort(np.concatenate(seen)), private)  # every private row, one teacher each
+    teacher_of_row = np.full(len(y_all), -1)
+    for k, rows in enumerate(seen):
+        teacher_of_row[rows] = k
+    teachers_of_group = {}
+    for row in private:
+        teachers_of_group.setdefault(groups[row], set()).add(teacher_of_row[row])
+    assert np.count_nonzero(np.bincount(groups[private]) > 1) > 200  # many groups have several private rows
+    assert all(len(teachers) == 1 for teachers in teachers_of_group.values())
 
 
 def test_max_queries_chooses_random_public_rows(data):
@@ -142,16 +202,27 @@ def test_confident_gnmax_answers_some(data):
     assert clf.privacy_report_.n_answered == clf.n_answered_
 
 
-@pytest.mark.parametrize("name", ["plurality", "lnmax", "gnmax", "confident-gnmax"])
-def test_aggregator_by_name(data, name):
+@pytest.mark.parametrize(
+    "name, cls", [("plurality", Plurality), ("lnmax", LNMax), ("gnmax", GNMax), ("confident-gnmax", ConfidentGNMax)]
+)
+def test_aggregator_by_name(data, name, cls):
     X, y, X_pub, _ = data
-    clf = PATEClassifier(DecisionTreeClassifier(), n_teachers=250, aggregator=name, random_state=0, max_queries=100)
+    clf = PATEClassifier(
+        DecisionTreeClassifier(), n_teachers=250, aggregator=name, classes=[0, 1, 2], random_state=0, max_queries=100
+    )
     Xb = np.vstack([X, X]) if name == "confident-gnmax" else X  # 250 teachers need rows
     yb = np.concatenate([y, y]) if name == "confident-gnmax" else y
-    try:
-        clf.fit(Xb, yb, X_public=X_pub)
-    except ValueError as exc:  # the default threshold may answer nothing on this toy data
-        assert "answered none" in str(exc)
+    clf.fit(Xb, yb, X_public=X_pub)
+    # The name stands for the class with its default parameters; the parameter stays the name.
+    assert type(clf.aggregator_) is cls and clf.aggregator_.get_params() == cls().get_params()
+    assert clf.aggregator == name and clf.n_queries_ == 100
+    # Confident-GNMax's default check (threshold 200 of 250 votes, sigma_threshold 150) passes each query with
+    # probability between about 0.2 and 0.65: some of 100 queries are answered, not all. The others answer all.
+    if cls is ConfidentGNMax:
+        assert 0 < clf.n_answered_ < 100
+    else:
+        assert clf.n_answered_ == 100
+    assert np.isinf(clf.privacy_spent_[0]) == (cls is Plurality)
 
 
 def test_string_labels_and_dataframes(data):
@@ -257,11 +328,14 @@ def test_clone_and_pickle(data):
     cloned = clone(clf)
     assert cloned.get_params()["aggregator__threshold"] == 15
     assert cloned.aggregator is not clf.aggregator
+    param = clf.aggregator
+    state = copy.deepcopy(vars(param))
     clf.fit(X, y, X_public=X_pub)
     restored = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(restored.predict(X_pub), clf.predict(X_pub))
-    # fit does not write into the aggregator parameter
-    assert not hasattr(clf.aggregator, "teachers_")
+    # fit works on a copy of the aggregator parameter and writes nothing into it
+    assert clf.aggregator is param and vars(param) == state
+    assert clf.aggregator_ is not param and clf.aggregator_.get_params() == param.get_params()
 
 
 # --------------------------------------------------------------- errors
@@ -399,14 +473,20 @@ def test_verbose_levels_print_phases_and_progress_but_no_data(data, capsys):
     X, y, X_pub, _ = data
     small_pate(max_queries=100).fit(X, y, X_public=X_pub)
     assert capsys.readouterr() == ("", "")
-    clf = small_pate(max_queries=100, verbose=1).fit(X, y, X_public=X_pub)
+    small_pate(max_queries=100, verbose=1).fit(X, y, X_public=X_pub)
     out, err = capsys.readouterr()
     lines = out.splitlines()
     assert [line.split()[1] for line in lines] == ["partitioned", "fitted", "aggregated", "fitted"]
     assert err == ""
     small_pate(max_queries=100, verbose=2, n_jobs=2).fit(X, y, X_public=X_pub)
-    out, err = capsys.readouterr()
-    assert err.endswith("teachers 20/20\n") and err.count("teachers ") > 2
-    # Counts and timings only: no vote histogram or private value appears.
-    assert str(X[0, 0])[:8] not in out + err
-    assert not any(str(list(row)) in out for row in clf.privacy_report_.rdp_per_query[:3])
+    out2, err = capsys.readouterr()
+    # Progress on stderr, one carriage-returned count of the teachers done, counting up to 20.
+    progress = [re.fullmatch(r"\[PATEClassifier\] teachers (\d+)/20", part) for part in err[:-1].split("\r")[1:]]
+    assert err.startswith("\r") and err.endswith("\n") and all(progress)
+    done = [int(match[1]) for match in progress]
+    assert len(done) > 2 and done == sorted(done) and done[-1] == 20
+    # stdout: the same lines at both levels, holding counts (1200 private rows, 20 teachers, 100 queries),
+    # the aggregator's parameter and timings only: no vote histogram, label or private value.
+    untimed = [re.sub(r" \(\d+\.\d+s\)$", "", line) for line in out.splitlines()]
+    assert untimed == [re.sub(r" \(\d+\.\d+s\)$", "", line) for line in out2.splitlines()]
+    assert set(re.findall(r"\d+(?:\.\d+)?", "\n".join(untimed))) == {"1200", "20", "100", "2.0"}

@@ -2,15 +2,19 @@
 
 The reference implementations below are *scalar* and written in mpmath at 50
 significant digits (mpmath has an unbounded exponent, so ``q = exp(-62500)`` is
-an ordinary number there), straight from the formulas of
-``/work/shared/design/privacy-analysis.md`` and the papers:
+an ordinary number there), straight from the formulas of the papers:
 
-* PATE 2018 (arXiv) Prop. 7 (Gaussian ``q``), Theorem 6 with Prop. 10's
+* PATE 2018 (Papernot et al., "Scalable Private Learning with PATE", ICLR
+  2018, arXiv:1802.08908) Prop. 7 (Gaussian ``q``), Theorem 6 with Prop. 10's
   ``mu1``, ``mu2`` (data-dependent RDP of GNMax);
-* PATE 2017 Lemma 4 (Laplace ``q``) and Theorem 3 (data-dependent moments of a
-  pure-DP mechanism, written for the RDP order ``lam = moment + 1``);
-* the classic (Mironov 2017) and improved (Canonne-Kamath-Steinke 2020) RDP to
-  (eps, delta) conversions.
+* PATE 2017 (Papernot et al., "Semi-supervised Knowledge Transfer for Deep
+  Learning from Private Training Data", ICLR 2017, arXiv:1610.05755) Lemma 4
+  (Laplace ``q``) and Theorem 3 (data-dependent moments of a pure-DP
+  mechanism, written for the RDP order ``lam = moment + 1``);
+* the classic RDP to (eps, delta) conversion of Mironov, "Renyi Differential
+  Privacy", CSF 2017, arXiv:1702.07476 (Prop. 3), and the improved one of
+  Canonne, Kamath and Steinke, "The Discrete Gaussian for Differential
+  Privacy", NeurIPS 2020, arXiv:2004.00010.
 
 They deliberately take other routes than ``skpate.privacy.bounds``: the
 Gaussian tail is ``erfc(d / (2 sigma)) / 2`` (not ``log_ndtr``), probabilities
