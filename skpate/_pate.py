@@ -1,36 +1,22 @@
 """PATEClassifier: partition -> teachers -> votes -> noisy aggregation -> student."""
 
 import copy
-import functools
-import pickle
-import sys
 import time
 import warnings
-from collections.abc import Sequence
 from numbers import Integral, Real
 from typing import NamedTuple
 
-import joblib
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
-from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (
-    _num_samples,
-    check_array,
-    check_is_fitted,
-    check_memory,
-    column_or_1d,
-    validate_data,
-)
+from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, column_or_1d, validate_data
 
 from . import aggregators as agg
 from ._partition import disjoint_partitions
+from ._teachers import TeacherEnsemble, seed_estimator
 from .aggregators import PrivacyLeakWarning
 from .privacy import RDPAccountant, analyze
 from .privacy.cost import Cost, gaussian_budget, largest_count
@@ -57,6 +43,82 @@ class _Plan(NamedTuple):
     reserved: Cost  # everything the fit can cost: what an accountant reserves
 
 
+class _Inputs(NamedTuple):
+    """The validated inputs of a fit."""
+
+    X: object  # as given (for n_features_in_)
+    X_private: object
+    y_private: np.ndarray
+    X_public: object
+    groups: np.ndarray  # privacy unit of each private row, or None
+    classes: np.ndarray
+
+
+class _Transcript:
+    """What a fit's rounds released, in order. Private: it holds the raw votes of the submitted queries."""
+
+    def __init__(self, n_public):
+        self.labels = np.full(n_public, -1, dtype=np.int64)  # class index of each public row, -1: none
+        self.queried = np.zeros(n_public, dtype=bool)
+        self.votes, self.answered, self.probas = [], [], []
+
+    def add(self, rows, votes, labels, answered, proba):
+        self.queried[rows] = True
+        self.labels[rows] = labels
+        self.votes.append(votes)
+        self.answered.append(answered)
+        self.probas.append(proba)
+
+    @property
+    def n_queries(self):
+        return int(sum(len(a) for a in self.answered))
+
+    def charged(self, aggregator):
+        """What the queries so far cost with the answer step charged where it ran (a filter's charges)."""
+        check, answer = aggregator.query_cost()
+        return self.n_queries * check + int(sum(a.sum() for a in self.answered)) * answer
+
+    def stacked(self):
+        probas = None if self.probas[0] is None else np.vstack(self.probas)
+        return np.vstack(self.votes), np.concatenate(self.answered), probas
+
+
+def _rows_to_vote(room, check, answer, limit):
+    """How many rows a filter with ``room`` (mu^2) left could submit at most: all unanswered, checks only."""
+    if room < check.mu_squared + answer.mu_squared:
+        return 0
+    if check.mu_squared == 0:  # every query is answered
+        return min(limit, int(np.floor(room / answer.mu_squared)))
+    return min(limit, int(np.floor(room / check.mu_squared)))
+
+
+def _filter(aggregator, votes, proba, rng, room, check, answer):
+    """Aggregate rows in order while the next one fits in ``room`` (mu^2) even if answered.
+
+    Chunks of ``k`` rows that fit even if every one is answered are
+    aggregated at once; a row-by-row filter would have admitted each of
+    them, so the result is the same filter, vectorized.
+    """
+    per_query = check.mu_squared + answer.mu_squared
+    labels, answered, done = [], [], 0
+    while done < votes.shape[0]:
+        k = min(int(np.floor(room / per_query)), votes.shape[0] - done)
+        if k < 1:
+            break
+        chunk = slice(done, done + k)
+        chunk_labels, chunk_answered = aggregator.aggregate(
+            votes[chunk], random_state=rng, student_proba=None if proba is None else proba[chunk],
+            return_answered=True,
+        )  # fmt: skip
+        room -= k * check.mu_squared + int(chunk_answered.sum()) * answer.mu_squared
+        labels.append(chunk_labels)
+        answered.append(chunk_answered)
+        done += k
+    if not labels:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=bool)
+    return np.concatenate(labels), np.concatenate(answered)
+
+
 def _label_dtype(classes):
     """A dtype for labels that also holds -1 (no label): unsigned and string labels do not."""
     if classes.dtype.kind in "if":
@@ -73,179 +135,6 @@ def _student_has(attr):
         return hasattr(self.student if self.student is not None else self.estimator, attr)
 
     return check
-
-
-def _seed(estimator, seed):
-    """Give every ``random_state`` parameter of ``estimator`` a seed derived from the int ``seed``.
-
-    As ``sklearn.ensemble`` does for its members, so that a seeded
-    ``PATEClassifier`` is reproducible and teachers are not identical copies.
-    The caller draws one ``seed`` per estimator, whatever its parameters, so
-    that changing the student does not change the queries or the noise.
-    """
-    own = np.random.default_rng(seed)
-    keys = [k for k in estimator.get_params(deep=True) if k == "random_state" or k.endswith("__random_state")]
-    estimator.set_params(**{k: int(own.integers(np.iinfo(np.int32).max)) for k in sorted(keys)})
-    return estimator
-
-
-def _seeded_teachers(estimator, seeds):
-    """One seeded clone of ``estimator`` per seed."""
-    return [_seed(clone(estimator), seed) for seed in seeds]
-
-
-def _local_parallelism(task):
-    """Run a teacher task with joblib's defaults reset to one thread inside it.
-
-    The tasks themselves are spread by the caller's joblib backend; a
-    teacher's own ``Parallel`` (a forest's trees) must stay in the process
-    that runs the task, sequential unless the teacher asks for ``n_jobs``.
-    Under ``parallel_backend("dask")`` nested calls otherwise become cluster
-    tasks, one per tree (measured: 2 workers 4x slower than 1), and inherit
-    ``n_jobs=-1`` (threads fighting over the GIL: 2x slower).
-    """
-
-    @functools.wraps(task)
-    def run(*args):
-        with parallel_config(backend="threading", n_jobs=1):
-            return task(*args)
-
-    return run
-
-
-@_local_parallelism
-def _vote(teachers, X_query, classes):
-    """Vote histogram ``(n_queries, n_classes)`` of ``teachers`` on ``X_query``."""
-    votes = np.zeros((_num_samples(X_query), len(classes)), dtype=np.int64)
-    rows = np.arange(votes.shape[0])
-    for teacher in teachers:
-        try:
-            predicted = teacher.predict(X_query)
-        except ValueError as exc:  # e.g. NaN or inf in public rows the teachers cannot handle
-            raise ValueError(
-                f"the teachers could not label the public rows (X_public, or rows of X with y == -1): {exc}"
-            ) from exc
-        np.add.at(votes, (rows, np.searchsorted(classes, predicted)), 1)
-    return votes
-
-
-@_local_parallelism
-def _fit_and_vote(estimators, partitions, X, y, X_query, classes):
-    """Fit teachers on their partitions and return them with their votes.
-
-    Runs in a joblib worker: one call handles a batch of teachers, so the
-    query rows are shipped once per batch, not once per teacher.
-    """
-    for estimator, part in zip(estimators, partitions):
-        y_part = y[part]
-        try:
-            estimator.fit(_safe_indexing(X, part), y_part)
-        except ValueError as exc:  # re-raised with what the user can change
-            present = np.unique(y_part)
-            raise ValueError(
-                f"a teacher could not be fit on its partition of {len(part)} private rows with "
-                f"{len(present)} of {len(classes)} classes ({type(exc).__name__}: {exc}). "
-                "Give every teacher more rows (lower n_teachers) or use an estimator that handles small "
-                "partitions and missing classes (e.g. a decision tree or random forest)."
-            ) from exc
-    return estimators, _vote(estimators, X_query, classes)
-
-
-def _train_teachers(teachers, partitions, X_private, y_private, X_query, classes, n_jobs, progress=False):
-    """Fit every teacher on its partition and sum their votes on ``X_query``.
-
-    One joblib task per batch of teachers (data shipped once per batch); with
-    ``progress``, more, smaller batches and a progress line on stderr as they
-    finish. A pure function of its inputs (the teachers come seeded), which
-    is what lets ``PATEClassifier(memory=...)`` cache it through
-    :func:`_train_teachers_pickled` under :func:`_teachers_key`.
-    """
-    n_batches = min(len(teachers), n_jobs * (8 if progress else 1))
-    batches = np.array_split(np.arange(len(teachers)), n_batches)
-    try:  # results as they finish, for the progress line; not every backend can (Ray's cannot)
-        parallel = Parallel(n_jobs=n_jobs, return_as="generator" if progress else "list")
-    except ValueError:
-        parallel = Parallel(n_jobs=n_jobs)
-    results = parallel(
-        delayed(_fit_and_vote)(
-            [teachers[i] for i in batch], [partitions[i] for i in batch], X_private, y_private, X_query, classes
-        )
-        for batch in batches
-    )
-    fitted, votes, done = [], 0, 0
-    for batch_teachers, batch_votes in results:
-        fitted.extend(batch_teachers)
-        votes = votes + batch_votes
-        done += len(batch_teachers)
-        if progress:  # counts only: never data or votes
-            end = "\n" if done == len(teachers) else ""
-            print(f"\r[PATEClassifier] teachers {done}/{len(teachers)}", end=end, file=sys.stderr, flush=True)
-    return fitted, votes
-
-
-def _fingerprint(data):
-    """A cheap stand-in for ``data`` in a cache key: vectorized row hashes instead of pickling objects."""
-    if hasattr(data, "iloc"):  # pandas DataFrame or Series
-        columns = [str(c) for c in (data.columns if hasattr(data, "columns") else [data.name])]
-        return (
-            columns,
-            [str(t) for t in np.atleast_1d(data.dtypes)],
-            pd.util.hash_pandas_object(data, index=False).values,
-        )
-    if sp.issparse(data):
-        data = data.tocsr()
-        return data.shape, data.dtype.str, data.data, data.indices, data.indptr
-    data = np.asarray(data)
-    if data.dtype == object:
-        return data.shape, pd.util.hash_array(data.ravel())
-    return data
-
-
-def _teachers_key(estimator, seeds, partitions, X_private, y_private, X_query, classes):
-    """What the fitted teachers and their votes depend on: estimator, seeds, partition, data, queries."""
-    parts = [joblib.hash(estimator), seeds, partitions, classes]
-    return joblib.hash(parts + [_fingerprint(X_private), _fingerprint(y_private), _fingerprint(X_query)])
-
-
-class _PickledTeachers(Sequence):
-    """Fitted teachers kept as pickled bytes, unpickled on first use.
-
-    A cache hit of ``PATEClassifier(memory=...)`` needs only the votes; most
-    fits (one round, no ``warm_start``) never touch the teachers again, and
-    unpickling thousands of fitted trees is most of a hit's time (measured:
-    0.6 s of 0.9 s for 250 forests of 50 trees).
-    """
-
-    def __init__(self, blob, n_teachers):
-        self._blob, self._n_teachers, self._teachers = blob, n_teachers, None
-
-    def _loaded(self):
-        if self._teachers is None:
-            self._teachers = pickle.loads(self._blob)
-        return self._teachers
-
-    def __len__(self):
-        return self._n_teachers
-
-    def __getitem__(self, index):
-        return self._loaded()[index]
-
-    def __getstate__(self):  # pickled as the bytes, never twice
-        return {"_blob": self._blob, "_n_teachers": self._n_teachers, "_teachers": None}
-
-
-def _train_teachers_pickled(key, args):
-    """``_train_teachers``, teachers as C-pickled bytes; ``PATEClassifier(memory=...)`` caches it under ``key``.
-
-    ``args`` is ``(estimator, seeds, partitions, ...)``. ``key``
-    (:func:`_teachers_key`) replaces hashing the arguments, and bytes reload
-    far faster than joblib's pickling of thousands of small arrays
-    (measured: 250 fitted forests reload in 0.9 s instead of 14 s), or not
-    at all until the teachers are used (:class:`_PickledTeachers`).
-    """
-    estimator, seeds, *rest = args
-    teachers, votes = _train_teachers(_seeded_teachers(estimator, seeds), *rest)
-    return pickle.dumps(teachers, protocol=pickle.HIGHEST_PROTOCOL), votes
 
 
 def _is_semi_supervised(estimator):
@@ -503,13 +392,6 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             took = f" ({time.perf_counter() - start:.2f}s)" if start is not None else ""
             print(f"[PATEClassifier] {message}{took}", flush=True)
 
-    def _aggregator(self):
-        if self.aggregator is None:
-            return agg.GNMax(sigma=40.0)
-        if isinstance(self.aggregator, str):
-            return AGGREGATORS[self.aggregator]()
-        return clone(self.aggregator)
-
     @staticmethod
     def _check_X(X):
         """Light validation: DataFrames pass through untouched (the teachers'
@@ -579,23 +461,57 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         self : PATEClassifier
         """
+        # 1. Validate the inputs; 2. plan what the fit may spend, before any teacher sees data.
+        data = self._validate_inputs(X, y, X_public, groups)
+        aggregator, student, plan = self._plan(data)
+        # 3. Partition the private rows, seed the teachers and the student (fitted attributes are set
+        #    only once the whole fit succeeded).
+        rng = agg.check_generator(self.random_state)
+        ensemble = self._ensemble(data, rng)
+        seed_estimator(student, int(rng.integers(2**63)))
+        # 4. Reserve the budget, run the rounds, settle the budget with what they released.
+        transcript = _Transcript(_num_samples(data.X_public))
+        reservation = self._reserve(plan, aggregator)
+        try:
+            self._run_rounds(ensemble, aggregator, student, plan, data, rng, transcript)
+        except BaseException:
+            if reservation is not None and not transcript.votes:  # nothing released: nothing spent
+                self.accountant.cancel(reservation)
+            raise
+        if reservation is not None:
+            self.accountant.settle(reservation, transcript.charged(aggregator) + plan.release)
+        # 5. Account for what was released; 6. set the fitted attributes.
+        report = self._account(transcript, aggregator, plan, rng)
+        return self._set_fitted(data, ensemble, student, aggregator, transcript, report)
+
+    # --------------------------------------------------- the phases of fit
+
+    def _validate_inputs(self, X, y, X_public, groups):
         X = self._check_X(X)
         X_private, y_private, X_pub = self._split_private_public(X, y, X_public)
-        classes = self._classes(y_private)
-        n_private, n_public = y_private.shape[0], _num_samples(X_pub)
         if groups is not None:
             groups = column_or_1d(groups)
             if groups.shape[0] != _num_samples(X):
                 raise ValueError(f"groups must have one entry per row of X ({_num_samples(X)}), got {groups.shape[0]}.")
             groups = groups[~self._public_mask(y)]
-        reuse = self.warm_start and len(getattr(self, "teachers_", ())) == self.n_teachers
-        if reuse and not np.array_equal(self.classes_, classes):
+        classes = self._classes(y_private)
+        if self._reuses_teachers() and not np.array_equal(self.classes_, classes):
             raise ValueError(
                 f"warm_start reuses teachers that vote over the classes {list(self.classes_)}, but this fit's classes "
                 f"are {list(classes)}; fit with warm_start=False."
             )
-        n_possible = n_public if self.max_queries is None else min(self.max_queries, n_public)
+        return _Inputs(X, X_private, y_private, X_pub, groups, classes)
+
+    def _reuses_teachers(self):
+        return self.warm_start and len(getattr(self, "teachers_", ())) == self.n_teachers
+
+    def _plan(self, data):
+        """The aggregator, the student and what the fit may spend: public quantities only."""
+        n_possible = _num_samples(data.X_public)
+        if self.max_queries is not None:
+            n_possible = min(self.max_queries, n_possible)
         aggregator = self._aggregator(n_possible)
+        aggregator._validate(self.n_teachers)  # e.g. threshold > n_teachers, before any teacher sees data
         student = clone(self.student if self.student is not None else self.estimator)
         needs_proba = self.query_strategy == "uncertainty" or aggregator._needs_student
         if needs_proba and self.n_rounds > 1 and not hasattr(student, "predict_proba"):
@@ -603,75 +519,129 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "query_strategy='uncertainty' and InteractiveGNMax rounds need a student with predict_proba; "
                 f"{type(student).__name__} has none."
             )
-        semi_supervised = _is_semi_supervised(student) if self.semi_supervised == "auto" else self.semi_supervised
-        # Fail on parameters before any teacher sees data (e.g. threshold > n_teachers).
-        aggregator._validate(self.n_teachers)
-        sanitize_order = self.sanitize_order if aggregator._sanitizable else None
-        plan = self._plan_budget(aggregator, n_possible, sanitize_order)
+        return aggregator, student, self._plan_budget(aggregator, n_possible, self._release_order(aggregator))
 
-        # Fitted attributes are set only once the whole fit succeeded.
-        rng = agg.check_generator(self.random_state)
+    def _ensemble(self, data, rng):
+        """The teachers of this fit: reused (``warm_start``) or partitioned and seeded, not yet trained."""
+        # The partition and the seeds are drawn even when reused, so that the queries and the noise
+        # that follow do not depend on warm_start.
         start = time.perf_counter()
-        partitions = disjoint_partitions(n_private, self.n_teachers, rng, groups)
-        self._log(f"partitioned {n_private} private rows among {self.n_teachers} teachers", start)
-        teacher_seeds = [int(rng.integers(2**63)) for _ in range(self.n_teachers)]
-        _seed(student, int(rng.integers(2**63)))
+        partitions = disjoint_partitions(data.y_private.shape[0], self.n_teachers, rng, data.groups)
+        self._log(f"partitioned {data.y_private.shape[0]} private rows among {self.n_teachers} teachers", start)
+        seeds = [int(rng.integers(2**63)) for _ in range(self.n_teachers)]
+        if self._reuses_teachers():
+            return self.teachers_
+        return TeacherEnsemble(self.estimator, seeds, partitions, data.classes, self.n_jobs)
 
-        reservation = None
-        if self.accountant is not None:  # refused here, before any teacher sees data
-            reservation = self.accountant.reserve(
-                plan.reserved,
-                label=f"PATEClassifier({type(self.estimator).__name__}, {aggregator!r}, {plan.n_queries} queries)",
-            )
-        votes, answered, probas = [], [], []  # filled round by round
-        try:
-            teachers, labels, queried = self._query_rounds(
-                aggregator, plan, teacher_seeds, student, partitions, X_private, y_private, X_pub, classes,
-                semi_supervised, rng, reuse, votes, answered, probas,
-            )  # fmt: skip
-        except BaseException:
-            # Nothing released yet: void the reservation. Otherwise the
-            # answers are out and the worst case stays charged.
-            if reservation is not None and not votes:
-                self.accountant.cancel(reservation)
-            raise
-        votes = np.vstack(votes)
-        answered = np.concatenate(answered)
+    def _reserve(self, plan, aggregator):
+        """Reserve what the fit can cost with the accountant, which refuses it before any teacher is trained."""
+        if self.accountant is None:
+            return None
+        label = f"PATEClassifier({type(self.estimator).__name__}, {aggregator!r}, {plan.n_queries} queries)"
+        return self.accountant.reserve(plan.reserved, label=label)
+
+    def _run_rounds(self, ensemble, aggregator, student, plan, data, rng, transcript):
+        """Round by round: choose queries, get the teachers' votes, aggregate, fit the student.
+
+        The first round's votes come with the teachers' training (one joblib
+        task per batch of teachers). Under a budget (``plan.budget_mu_squared``)
+        each round may spend its share of it (cumulatively), and a query is
+        submitted only if it fits even if answered: a privacy filter in
+        Gaussian DP. Everything released is recorded in ``transcript``.
+        """
+        semi_supervised = _is_semi_supervised(student) if self.semi_supervised == "auto" else self.semi_supervised
+        check, answer = aggregator.query_cost()
+        round_sizes = [len(chunk) for chunk in np.array_split(np.arange(plan.n_queries), self.n_rounds)]
+        fitted_student = None
+        for round_number, size in enumerate(round_sizes):
+            room = None
+            if plan.budget_mu_squared is not None:  # this round's share; what earlier rounds left carries over
+                share = plan.budget_mu_squared * (round_number + 1) / self.n_rounds
+                room = share - transcript.charged(aggregator).mu_squared
+                size = _rows_to_vote(room, check, answer, plan.n_queries - transcript.n_queries)
+            size = min(size, int(np.count_nonzero(~transcript.queried)))
+            if size <= 0:
+                continue
+            rows = self._choose_queries(data.X_public, transcript.queried, size, fitted_student, rng)
+            start = time.perf_counter()
+            if ensemble.is_fitted:
+                votes = ensemble.votes(data.X_public, rows)
+                self._log(f"round {round_number + 1}: collected the teachers' votes on {size} rows", start)
+            else:
+                memory = self.memory if isinstance(self.random_state, Integral) else None  # unseeded: never hit again
+                votes = ensemble.fit(data.X_private, data.y_private, data.X_public, rows, memory, self.verbose >= 2)
+                self._log(f"fitted {self.n_teachers} teachers and collected their votes on {size} rows", start)
+
+            # Interactive rounds compare the teachers with the current student; before any student exists,
+            # it is the uniform (uninformed) one.
+            proba = None
+            if aggregator._needs_student:
+                proba = (
+                    self._proba_in_classes(fitted_student, _safe_indexing(data.X_public, rows), data.classes)
+                    if fitted_student is not None
+                    else np.full(votes.shape, 1.0 / data.classes.size)
+                )
+            if room is None:
+                labels, answered = aggregator.aggregate(votes, rng, student_proba=proba, return_answered=True)
+            else:
+                labels, answered = _filter(aggregator, votes, proba, rng, room, check, answer)
+            n_run = labels.size  # the rows submitted; the votes of the others are never released
+            transcript.add(rows[:n_run], votes[:n_run], labels, answered, None if proba is None else proba[:n_run])
+            self._log(f"aggregated with {aggregator!r}: {np.count_nonzero(labels >= 0)} of {n_run} answered")
+            if np.any(transcript.labels >= 0):
+                self._fit_student(student, data.X_public, transcript.labels, data.classes, semi_supervised)
+                fitted_student = student
+        if not transcript.votes:
+            raise ValueError("no query was submitted; raise epsilon or max_queries, or give more public rows.")
+
+    def _choose_queries(self, X_public, queried, size, student, rng):
+        """``size`` public rows not yet queried: at random, or where the fitted ``student`` is least sure."""
+        candidates = np.flatnonzero(~queried)
+        if student is None or self.query_strategy == "random":
+            rows = rng.permutation(candidates)[:size]
+        else:  # PATE 2017 App. C: the rows the current student is least sure of
+            confidence = student.predict_proba(_safe_indexing(X_public, candidates)).max(axis=1)
+            rows = candidates[np.argsort(confidence + rng.uniform(0, 1e-9, candidates.size))[:size]]
+        # A filter submits the rows in this order; otherwise all of them go, as a set.
+        return rows if self.epsilon is not None else np.sort(rows)
+
+    def _account(self, transcript, aggregator, plan, rng):
+        votes, answered, probas = transcript.stacked()
         report = analyze(
             votes,
             aggregator,
             self.delta,
             answered=answered,
-            student_proba=np.vstack(probas) if aggregator._needs_student else None,
-            sanitize_order=sanitize_order,
+            student_proba=probas if aggregator._needs_student else None,
+            sanitize_order=self._release_order(aggregator),
             random_state=rng,
             budget=None if plan.budget_mu_squared is None else self.epsilon,
         )
-        if reservation is not None:
-            check, answer = aggregator.query_cost()
-            charged = len(answered) * check + int(answered.sum()) * answer + plan.release
-            self.accountant.settle(reservation, charged)
-        labeled = np.flatnonzero(labels >= 0)
-        if labeled.size == 0:
+        if not np.any(transcript.labels >= 0):
             raise ValueError(
-                f"{aggregator!r} answered none of the {len(answered)} queries, so there is nothing to train the "
+                f"{aggregator!r} answered none of the {report.n_queries} queries, so there is nothing to train the "
                 "student on; lower the threshold, raise max_queries or use more public rows. The queries were still "
                 f"paid for: epsilon {report.epsilon:.3g} at delta {self.delta:g}."
             )
+        return report
 
-        validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
-        self.classes_ = classes
-        self.teachers_ = teachers
+    def _set_fitted(self, data, ensemble, student, aggregator, transcript, report):
+        validate_data(self, data.X, skip_check_array=True)  # n_features_in_, feature_names_in_
+        labeled = np.flatnonzero(transcript.labels >= 0)
+        self.classes_ = data.classes
+        self.teachers_ = ensemble
         self.student_ = student
         self.aggregator_ = aggregator
-        self.n_queries_ = len(answered)
+        self.n_queries_ = transcript.n_queries
         self.n_answered_ = int(labeled.size)
-        self.public_labels_ = np.full(n_public, -1, dtype=_label_dtype(classes))
-        self.public_labels_[labeled] = classes[labels[labeled]]
-        self.public_queried_ = queried
+        self.public_labels_ = np.full(transcript.labels.size, -1, dtype=_label_dtype(data.classes))
+        self.public_labels_[labeled] = data.classes[transcript.labels[labeled]]
+        self.public_queried_ = transcript.queried
         self.privacy_report_ = report
         self.privacy_spent_ = (report.epsilon, self.delta)
         return self
+
+    # ---------------------------------------------------- plan and budget
 
     def _classes(self, y_private):
         """The label set: the public ``classes`` parameter, else the private labels (with a warning)."""
@@ -682,7 +652,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "occur in the private data is then published (a record with a new label adds a class the student "
                 "can output). Pass PATEClassifier(classes=...) from public knowledge to silence this warning.",
                 PrivacyLeakWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
             return present
         classes = np.asarray(self.classes)
@@ -765,133 +735,6 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "epsilon or the noise (e.g. ConfidentGNMax.for_budget)."
             )
         return _Plan(n_possible, budget, release, Cost(mu_squared=budget) + release)
-
-    def _query_rounds(
-        self, aggregator, plan, teacher_seeds, student, partitions, X_private, y_private, X_pub, classes,
-        semi_supervised, rng, reuse, votes, answered, probas,
-    ):  # fmt: skip
-        """Fit the teachers, then, round by round, choose queries, vote, aggregate and fit the student.
-
-        Appends each round's votes, answered mask and student probabilities
-        to ``votes``, ``answered``, ``probas`` as soon as it is aggregated.
-        Under a budget (``plan.budget_mu_squared``), each round may spend its
-        share of the budget (cumulatively) and a query is submitted only if
-        it fits even if answered: a privacy filter in Gaussian DP.
-        """
-        # One joblib task per batch of teachers: data is shipped once per batch.
-        batches = np.array_split(np.arange(self.n_teachers), min(effective_n_jobs(self.n_jobs), self.n_teachers))
-        teachers = self.teachers_ if reuse else None
-        n_public = _num_samples(X_pub)
-        labels = np.full(n_public, -1, dtype=np.int64)  # class index of each public row, -1: none
-        queried = np.zeros(n_public, dtype=bool)
-        check, answer = aggregator.query_cost()
-        per_query = check.mu_squared + answer.mu_squared
-        spent = 0.0  # mu^2 charged so far (filter only)
-        student_fitted = False
-        round_sizes = [len(chunk) for chunk in np.array_split(np.arange(plan.n_queries), self.n_rounds)]
-        for round_number, size in enumerate(round_sizes):
-            candidates = np.flatnonzero(~queried)
-            if plan.budget_mu_squared is None:
-                if size == 0:
-                    continue
-            else:  # this round's share of the budget; what earlier rounds left carries over
-                round_budget = plan.budget_mu_squared * (round_number + 1) / self.n_rounds
-                size = min(candidates.size, plan.n_queries - int(queried.sum()))
-                if check.mu_squared > 0:  # rows that could be checked at all
-                    size = min(size, int(np.floor((round_budget - spent) / check.mu_squared)))
-                if round_budget - spent < per_query or size == 0:
-                    continue
-            if not student_fitted or self.query_strategy == "random":
-                query_idx = rng.permutation(candidates)[:size]
-            else:  # PATE 2017 App. C: the rows the current student is least sure of
-                confidence = student.predict_proba(_safe_indexing(X_pub, candidates)).max(axis=1)
-                query_idx = candidates[np.argsort(confidence + rng.uniform(0, 1e-9, candidates.size))[:size]]
-            if plan.budget_mu_squared is None:
-                query_idx = np.sort(query_idx)
-            X_query = _safe_indexing(X_pub, query_idx)
-
-            start = time.perf_counter()
-            if teachers is None:
-                args = (partitions, X_private, y_private, X_query, classes, len(batches), self.verbose >= 2)
-                if self.memory is None:
-                    teachers, round_votes = _train_teachers(_seeded_teachers(self.estimator, teacher_seeds), *args)
-                else:  # the key needs only the seeds: teachers are built on a cache miss only
-                    key = _teachers_key(self.estimator, teacher_seeds, *args[:5])
-                    cached = check_memory(self.memory).cache(_train_teachers_pickled, ignore=["args"])
-                    blob, round_votes = cached(key, (self.estimator, teacher_seeds, *args))
-                    teachers = _PickledTeachers(blob, self.n_teachers)
-                self._log(f"fitted {self.n_teachers} teachers and collected their votes on {size} rows", start)
-            else:
-                round_votes = sum(
-                    Parallel(n_jobs=len(batches))(
-                        delayed(_vote)([teachers[i] for i in batch], X_query, classes) for batch in batches
-                    )
-                )
-                self._log(f"round {round_number + 1}: collected the teachers' votes on {size} rows", start)
-
-            # Interactive rounds compare the teachers with the current student;
-            # before any student exists, it is the uniform (uninformed) one.
-            proba = None
-            if aggregator._needs_student:
-                proba = (
-                    self._proba_in_classes(student, X_query, classes)
-                    if student_fitted
-                    else np.full(round_votes.shape, 1.0 / classes.size)
-                )
-            if plan.budget_mu_squared is None:
-                round_labels, round_answered = aggregator.aggregate(
-                    round_votes, random_state=rng, student_proba=proba, return_answered=True
-                )
-            else:
-                round_labels, round_answered = self._filter(
-                    aggregator, round_votes, proba, rng, round_budget - spent, check, answer
-                )
-                n_run = round_labels.size  # the rows submitted; the votes of the others are never released
-                spent += n_run * check.mu_squared + int(round_answered.sum()) * answer.mu_squared
-                query_idx, round_votes = query_idx[:n_run], round_votes[:n_run]
-                proba = None if proba is None else proba[:n_run]
-            queried[query_idx] = True
-            labels[query_idx] = round_labels
-            votes.append(round_votes)
-            answered.append(round_answered)
-            probas.append(proba)
-            self._log(
-                f"aggregated with {aggregator!r}: {np.count_nonzero(round_labels >= 0)} of {query_idx.size} answered"
-            )
-            if np.any(labels >= 0):
-                self._fit_student(student, X_pub, labels, classes, semi_supervised)
-                student_fitted = True
-
-        if not votes:
-            raise ValueError("no query was submitted; raise epsilon or max_queries, or give more public rows.")
-        return teachers, labels, queried
-
-    @staticmethod
-    def _filter(aggregator, votes, proba, rng, room, check, answer):
-        """Aggregate rows in order while the next one fits in ``room`` (mu^2) even if answered.
-
-        Chunks of ``k`` rows that fit even if every one is answered are
-        aggregated at once; a row-by-row filter would have admitted each of
-        them, so the result is the same filter, vectorized.
-        """
-        per_query = check.mu_squared + answer.mu_squared
-        labels, answered, done = [], [], 0
-        while done < votes.shape[0]:
-            k = min(int(np.floor(room / per_query)), votes.shape[0] - done)
-            if k < 1:
-                break
-            chunk = slice(done, done + k)
-            chunk_labels, chunk_answered = aggregator.aggregate(
-                votes[chunk], random_state=rng, student_proba=None if proba is None else proba[chunk],
-                return_answered=True,
-            )  # fmt: skip
-            room -= k * check.mu_squared + int(chunk_answered.sum()) * answer.mu_squared
-            labels.append(chunk_labels)
-            answered.append(chunk_answered)
-            done += k
-        if not labels:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=bool)
-        return np.concatenate(labels), np.concatenate(answered)
 
     def _fit_student(self, student, X_pub, labels, classes, semi_supervised):
         """Fit the student on the labeled public rows (all public rows, -1 for the rest, if semi-supervised)."""

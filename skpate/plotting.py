@@ -14,7 +14,7 @@ what a paper can show.
 import numpy as np
 from sklearn.base import clone
 
-from ._pate import PATEClassifier, _vote
+from ._pate import PATEClassifier
 from .aggregators import check_votes
 from .privacy import analyze, check_delta, gdp_epsilon, rdp_to_dp
 
@@ -96,7 +96,7 @@ class VoteGapDisplay:
         This queries the teachers again outside any accounting: it is for the
         data owner's eyes only.
         """
-        votes = _vote(estimator.teachers_, X_public, estimator.classes_)
+        votes = estimator.teachers_.vote(X_public)
         return cls.from_votes(votes, ax=ax, bins=bins, **kwargs)
 
     def plot(self, ax=None, bins=25, **kwargs):
