@@ -272,7 +272,10 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     n_queries_ : int
         Public rows submitted to the teachers.
     n_answered_ : int
-        Queries that received a label (and trained the student).
+        Queries the teachers answered (``privacy_report_.n_answered``).
+    n_labeled_ : int
+        Public rows with a label for the student: the teachers' answers and,
+        with ``InteractiveGNMax``, the confident student's own labels.
     privacy_spent_ : tuple of (float, float)
         ``(epsilon, delta)`` to publish with the student: the budget, or the
         a-priori cost of the submitted queries (``privacy_report_.epsilon``).
@@ -585,6 +588,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 labels, answered = aggregator.aggregate(votes, rng, student_proba=proba, return_answered=True)
             else:
                 labels, answered = _filter(aggregator, votes, proba, rng, room, check, answer)
+            if fitted_student is None:  # the uniform stand-in is no student: it labels nothing itself
+                labels = np.where(answered, labels, -1)
             n_run = labels.size  # the rows submitted; the votes of the others are never released
             transcript.add(rows[:n_run], votes[:n_run], labels, answered, None if proba is None else proba[:n_run])
             self._log(f"aggregated with {aggregator!r}: {np.count_nonzero(labels >= 0)} of {n_run} answered")
@@ -633,7 +638,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.student_ = student
         self.aggregator_ = aggregator
         self.n_queries_ = transcript.n_queries
-        self.n_answered_ = int(labeled.size)
+        self.n_answered_ = report.n_answered
+        self.n_labeled_ = int(labeled.size)
         self.public_labels_ = np.full(transcript.labels.size, -1, dtype=_label_dtype(data.classes))
         self.public_labels_[labeled] = data.classes[transcript.labels[labeled]]
         self.public_queried_ = transcript.queried

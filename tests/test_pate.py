@@ -28,10 +28,10 @@ def data():
     return X[:1200], y[:1200], X[1200:], y[1200:]
 
 
-def small_pate(**params):
+def small_pate(estimator=None, **params):
     defaults = dict(n_teachers=20, aggregator=GNMax(sigma=2.0), random_state=0)
     defaults.update(params)
-    return PATEClassifier(DecisionTreeClassifier(max_depth=4), **defaults)
+    return PATEClassifier(DecisionTreeClassifier(max_depth=4) if estimator is None else estimator, **defaults)
 
 
 class RowRecorder(ClassifierMixin, BaseEstimator):
@@ -490,3 +490,27 @@ def test_verbose_levels_print_phases_and_progress_but_no_data(data, capsys):
     untimed = [re.sub(r" \(\d+\.\d+s\)$", "", line) for line in out.splitlines()]
     assert untimed == [re.sub(r" \(\d+\.\d+s\)$", "", line) for line in out2.splitlines()]
     assert set(re.findall(r"\d+(?:\.\d+)?", "\n".join(untimed))) == {"1200", "20", "100", "2.0"}
+
+
+def test_teachers_are_one_type_and_unseeded_fits_are_never_cached(data, tmp_path):
+    from skpate._teachers import TeacherEnsemble
+
+    X, y, X_pub, _ = data
+    plain = small_pate(max_queries=50).fit(X, y, X_public=X_pub)
+    cached = small_pate(max_queries=50, memory=str(tmp_path)).fit(X, y, X_public=X_pub)
+    assert type(plain.teachers_) is type(cached.teachers_) is TeacherEnsemble
+    assert len(list(tmp_path.rglob("output.pkl"))) == 1
+    # Unseeded: the teachers' seeds are fresh every time, so a cache entry could never be hit again.
+    small_pate(max_queries=50, memory=str(tmp_path), random_state=None).fit(X, y, X_public=X_pub)
+    assert len(list(tmp_path.rglob("output.pkl"))) == 1
+
+
+def test_teacher_errors_blame_small_partitions_only_when_they_are_small(data):
+    X, y, X_pub, _ = data
+    with pytest.raises(ValueError, match="max_depth") as bad_parameter:
+        small_pate(estimator=DecisionTreeClassifier(max_depth=-1)).fit(X, y, X_public=X_pub)
+    assert "more rows" not in str(bad_parameter.value)
+    from sklearn.linear_model import LogisticRegression
+
+    with pytest.raises(ValueError, match="more rows"):  # 300 teachers of 4 rows: some see one class only
+        small_pate(estimator=LogisticRegression(), n_teachers=300).fit(X, y, X_public=X_pub)

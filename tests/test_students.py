@@ -66,7 +66,7 @@ def test_interactive_rounds_compose_and_reinforce(data):
     assert report.n_queries == clf.n_queries_ == 300
     np.testing.assert_allclose(report.rdp, report.rdp_per_query.sum(axis=0))
     # Some labels come from the confident student (free), so more rows are labeled than the teachers answered.
-    assert clf.n_answered_ > report.n_answered > 0
+    assert clf.n_labeled_ > clf.n_answered_ == report.n_answered > 0
     single = pate(aggregator=agg, max_queries=100).fit(X, y, X_public=X_pub)
     assert report.epsilon > single.privacy_report_.epsilon
 
@@ -79,6 +79,35 @@ def test_first_interactive_round_is_confident_gnmax_with_shifted_threshold(data)
     b.fit(X, y, X_public=X_pub)
     np.testing.assert_array_equal(a.public_labels_, b.public_labels_)
     assert a.privacy_spent_[0] == pytest.approx(b.privacy_spent_[0])
+
+
+def test_the_first_rounds_stand_in_student_labels_nothing():
+    """Issue 13: with confidence below 1/n_classes the uniform stand-in counted as a confident student
+    and labeled every unanswered query as class 0 (43 of 60 rows here)."""
+    X, y = make_classification(n_samples=400, n_features=6, n_informative=4, random_state=0)
+    aggregator = InteractiveGNMax(threshold=1.5, sigma_threshold=1.0, sigma=1.0, confidence=0.4)
+    clf = PATEClassifier(DecisionTreeClassifier(max_depth=3), n_teachers=5, aggregator=aggregator, classes=[0, 1],
+                         random_state=0).fit(X[:340], y[:340], X_public=X[340:])  # fmt: skip
+    assert 0 < clf.n_answered_ < clf.n_queries_ == 60
+    assert clf.n_labeled_ == clf.n_answered_  # one round: no student yet, so only the teachers label
+
+
+def test_warm_start_reuses_the_teachers_and_their_votes(data, monkeypatch):
+    X, y, X_pub, _ = data
+    clf = PATEClassifier(DecisionTreeClassifier(), n_teachers=10, warm_start=True, random_state=0, max_queries=200)
+    clf.fit(X, y, X_public=X_pub)
+    first = clf.teachers_
+    # A refit that changes the aggregator or the student asks the same rows: no teacher fits or votes again.
+    monkeypatch.setattr(DecisionTreeClassifier, "fit", lambda *a, **k: pytest.fail("a teacher was refit"))
+    monkeypatch.setattr(DecisionTreeClassifier, "predict", lambda *a, **k: pytest.fail("a teacher voted again"))
+    clf.set_params(aggregator=ConfidentGNMax(threshold=8, sigma_threshold=2, sigma=1), student=RandomForestClassifier())
+    clf.fit(X, y, X_public=X_pub)
+    assert clf.teachers_ is first
+    # More queries: only the new rows are voted on.
+    calls = []
+    monkeypatch.setattr(DecisionTreeClassifier, "predict", lambda self, X: calls.append(len(X)) or np.zeros(len(X)))
+    clf.set_params(max_queries=250).fit(X, y, X_public=X_pub)
+    assert calls and sum(calls) < 10 * 250 and sum(calls) % 10 == 0
 
 
 def test_warm_start_reuses_the_teachers(data, monkeypatch):
