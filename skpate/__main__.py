@@ -12,16 +12,6 @@ import numpy as np
 from . import aggregators as agg
 from .privacy import analyze
 
-#: --aggregator name -> (class, the options it takes)
-AGGREGATORS = {
-    "plurality": (agg.Plurality, []),
-    "lnmax": (agg.LNMax, ["scale"]),
-    "gnmax": (agg.GNMax, ["sigma"]),
-    "confident-gnmax": (agg.ConfidentGNMax, ["threshold", "sigma_threshold", "sigma"]),
-    "interactive-gnmax": (agg.InteractiveGNMax, ["threshold", "sigma_threshold", "sigma", "confidence"]),
-    "nzc": (agg.NZC, ["constant", "scale", "sigma"]),
-}
-
 NOISE_OPTIONS = ["threshold", "sigma_threshold", "sigma", "scale", "constant", "confidence"]
 
 
@@ -35,7 +25,7 @@ def _parser():
         "Confident-GNMax, sanitized epsilon) of aggregating a vote matrix.",
     )
     analyze_cmd.add_argument("votes", help="a .npy file: int array (n_queries, n_classes) of teacher vote counts")
-    analyze_cmd.add_argument("--aggregator", required=True, choices=sorted(AGGREGATORS))
+    analyze_cmd.add_argument("--aggregator", required=True, choices=sorted(agg.AGGREGATORS))
     for name in NOISE_OPTIONS:
         analyze_cmd.add_argument("--" + name.replace("_", "-"), type=float, dest=name)
     analyze_cmd.add_argument("--delta", type=float, required=True)
@@ -64,7 +54,8 @@ def _load(path, option):
 
 
 def _aggregator(args):
-    cls, options = AGGREGATORS[args.aggregator]
+    cls = agg.AGGREGATORS[args.aggregator]
+    options = list(cls._parameter_constraints)  # the parameters it takes
     flags = {name: "--" + name.replace("_", "-") for name in NOISE_OPTIONS}
     unused = [flags[name] for name in NOISE_OPTIONS if name not in options and getattr(args, name) is not None]
     if unused:

@@ -23,15 +23,6 @@ from .privacy.cost import Cost, gaussian_budget, largest_count
 
 __all__ = ["PATEClassifier"]
 
-#: Aggregator names accepted as strings, each with its default parameters.
-AGGREGATORS = {
-    "plurality": agg.Plurality,
-    "lnmax": agg.LNMax,
-    "gnmax": agg.GNMax,
-    "confident-gnmax": agg.ConfidentGNMax,
-    "interactive-gnmax": agg.InteractiveGNMax,
-    "nzc": agg.NZC,
-}
 
 
 class _Plan(NamedTuple):
@@ -330,7 +321,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"])],
         "n_teachers": [Interval(Integral, 1, None, closed="left")],
-        "aggregator": [None, HasMethods(["aggregate", "privacy_cost"]), StrOptions(set(AGGREGATORS))],
+        "aggregator": [None, HasMethods(["aggregate", "privacy_cost"]), StrOptions(set(agg.AGGREGATORS))],
         "student": [None, HasMethods(["fit", "predict"])],
         "max_queries": [None, Interval(Integral, 1, None, closed="left")],
         "epsilon": [None, Interval(Real, 0, None, closed="neither")],
@@ -684,7 +675,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             # Noise a third of the ensemble: a 2-to-1 majority stands out of it.
             return agg.GNMax(sigma=self.n_teachers / 3.0)
         if isinstance(self.aggregator, str):
-            return AGGREGATORS[self.aggregator]()
+            return agg.AGGREGATORS[self.aggregator]()
         return clone(self.aggregator)
 
     def publishable_epsilon(self, n_public):

@@ -13,17 +13,21 @@ fresh OS entropy at every call, an int gives reproducible noise.
 
 import numbers
 import warnings
+from numbers import Real
 
 import numpy as np
 from scipy.optimize import brentq
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval
 
-from .privacy import bounds
-from .privacy.cost import Cost, gaussian_argmax_cost, laplace_argmax_cost, threshold_check_cost
+from ._validation import check_generator, check_positive, check_votes
+from .privacy import bounds, smooth
+from .privacy.cost import Cost, CostTerm, gaussian_argmax_cost, laplace_argmax_cost, threshold_check_cost
 from .privacy.rdp import check_delta, check_orders
 from .privacy.smooth import default_parameters
 
 __all__ = [
+    "AGGREGATORS",
     "PrivacyLeakWarning",
     "Plurality",
     "LNMax",
@@ -36,6 +40,10 @@ __all__ = [
 ]
 
 
+#: A noise scale or threshold: a finite number > 0.
+_POSITIVE = Interval(Real, 0, np.inf, closed="neither")
+
+
 class PrivacyLeakWarning(UserWarning):
     """A computation whose differential-privacy guarantee is void or weak.
 
@@ -45,63 +53,6 @@ class PrivacyLeakWarning(UserWarning):
 
 
 # ---------------------------------------------------------------- validation
-
-
-def check_generator(random_state):
-    """Turn ``random_state`` into a ``numpy.random.Generator``.
-
-    ``None``: fresh OS entropy; int: seeded; ``Generator``: used as is;
-    legacy ``RandomState``: seeds a new ``Generator`` from it (so that the
-    estimator's sklearn-style ``random_state`` works here too).
-    """
-    if random_state is None or isinstance(random_state, (numbers.Integral, np.integer)):
-        return np.random.default_rng(random_state)
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**32 - 1, size=4))
-    raise ValueError(f"random_state must be None, an int, a numpy Generator or RandomState, got {random_state!r}.")
-
-
-def check_votes(votes):
-    """Validate a vote histogram; return it as an int64 array.
-
-    Raises ``ValueError`` unless ``votes`` is a 2-d array of finite,
-    non-negative integers, with at least one query and two classes, whose rows
-    all sum to the same number of teachers.
-    """
-    arr = np.asarray(votes)
-    if arr.ndim != 2:
-        raise ValueError(f"votes must be a 2-d array (n_queries, n_classes), got shape {arr.shape}.")
-    if arr.shape[0] == 0:
-        raise ValueError("votes must hold at least one query (row); got 0 rows.")
-    if arr.shape[1] < 2:
-        raise ValueError(f"votes must have at least 2 classes (columns), got {arr.shape[1]}.")
-    if arr.dtype.kind not in "iub":
-        if arr.dtype.kind != "f":
-            raise ValueError(f"votes must hold integer counts, got dtype {arr.dtype}.")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError("votes must be finite counts; found NaN or inf.")
-        if not np.all(arr == np.round(arr)):
-            raise ValueError("votes must be integer counts of teachers; found non-integer values.")
-    arr = arr.astype(np.int64)
-    if np.any(arr < 0):
-        raise ValueError("votes must be non-negative counts; found a negative value.")
-    sums = arr.sum(axis=1)
-    if np.any(sums != sums[0]):
-        raise ValueError(
-            "every row of votes must sum to the same number of teachers (each teacher votes once per query); "
-            f"row sums range from {sums.min()} to {sums.max()}."
-        )
-    if sums[0] == 0:
-        raise ValueError("votes rows sum to 0: no teacher voted.")
-    return arr
-
-
-def _check_positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite float > 0, got {value!r}.")
-    return float(value)
 
 
 def _check_answered(answered, n_queries, required, name):
@@ -150,11 +101,31 @@ class _Aggregator(BaseEstimator):
     _needs_student = False
     #: False only for the non-private baseline.
     is_private = True
-    #: Whether skpate.privacy.sanitize can release its data-dependent cost.
-    _sanitizable = False
+    @property
+    def _sanitizable(self):
+        """Whether skpate.privacy.sanitize can release its data-dependent cost (every term has a bound)."""
+        return smooth.supports(self)
+
+    def cost_terms(self):
+        """The terms of the data-dependent cost, each a :class:`~skpate.privacy.cost.CostTerm`."""
+        raise NotImplementedError
+
+    _parameter_constraints: dict = {}
 
     def _validate(self, n_teachers):
-        """Check parameters against the number of teachers; raise ValueError."""
+        """Check the parameters (``_parameter_constraints``, as scikit-learn does), then against ``n_teachers``.
+
+        ``n_teachers=None`` skips the checks that need it (a-priori costs do not).
+        """
+        self._validate_params()
+        for name, value in self.get_params(deep=False).items():  # scikit-learn's Real admits bools; noise must not
+            if isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"{name} of {type(self).__name__} must be a number, got {value!r}.")
+        if n_teachers is not None:
+            self._check_teachers(n_teachers)
+
+    def _check_teachers(self, n_teachers):
+        """Checks of the parameters against the number of teachers (none by default)."""
 
     def aggregate(self, votes, random_state=None, student_proba=None, return_answered=False):
         """Aggregate teacher votes into labels.
@@ -385,6 +356,9 @@ class Plurality(_Aggregator):
     def _answer_cost(self):
         return Cost(mu_squared=np.inf)
 
+    def cost_terms(self):
+        return (CostTerm("plurality", {}),)
+
     def _cost(self, votes, answered, orders, proba):
         return np.full((votes.shape[0], orders.size), np.inf)
 
@@ -407,17 +381,19 @@ class LNMax(_FromBudget, _Aggregator):
 
     _noise = "scale"
 
+    _parameter_constraints: dict = {"scale": [_POSITIVE]}
+
     def __init__(self, scale=20.0):
         self.scale = scale
-
-    def _validate(self, n_teachers):
-        _check_positive("scale", self.scale)
 
     def _aggregate(self, votes, rng, proba):
         return _noisy_argmax(votes, rng, scale=self.scale), np.ones(votes.shape[0], dtype=bool)
 
     def _answer_cost(self):
         return laplace_argmax_cost(self.scale)
+
+    def cost_terms(self):
+        return (CostTerm("laplace-argmax", {"scale": self.scale}),)
 
     def _cost(self, votes, answered, orders, proba):
         return _laplace_max_cost(votes, self.scale, orders)
@@ -437,20 +413,21 @@ class GNMax(_FromBudget, _Aggregator):
     ``sqrt(2)``); data-dependent PATE 2018 Thm. 6 with Prop. 7's ``q``.
     """
 
-    _sanitizable = True
     _noise = "sigma"
+
+    _parameter_constraints: dict = {"sigma": [_POSITIVE]}
 
     def __init__(self, sigma=40.0):
         self.sigma = sigma
-
-    def _validate(self, n_teachers):
-        _check_positive("sigma", self.sigma)
 
     def _aggregate(self, votes, rng, proba):
         return _noisy_argmax(votes, rng, sigma=self.sigma), np.ones(votes.shape[0], dtype=bool)
 
     def _answer_cost(self):
         return gaussian_argmax_cost(self.sigma)
+
+    def cost_terms(self):
+        return (CostTerm("gaussian-argmax", {"sigma": self.sigma}),)
 
     def _cost(self, votes, answered, orders, proba):
         return _gaussian_max_cost(votes, self.sigma, orders)
@@ -460,18 +437,14 @@ class _ThresholdGNMax(_Aggregator):
     """Noisy threshold check, then GNMax on the queries that pass it."""
 
     _answers_selectively = True
+    _parameter_constraints: dict = {"threshold": [_POSITIVE], "sigma_threshold": [_POSITIVE], "sigma": [_POSITIVE]}
 
-    def _validate(self, n_teachers):
-        threshold = self.threshold
-        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not np.isfinite(threshold):
-            raise ValueError(f"threshold must be a number in (0, n_teachers], got {threshold!r}.")
-        if threshold <= 0 or (n_teachers is not None and threshold > n_teachers):
+    def _check_teachers(self, n_teachers):
+        if self.threshold > n_teachers:
             raise ValueError(
-                f"threshold must be in (0, n_teachers] = (0, {n_teachers}], got {threshold!r}: "
+                f"threshold must be in (0, n_teachers] = (0, {n_teachers}], got {self.threshold!r}: "
                 "a threshold above the number of teachers almost never answers."
             )
-        _check_positive("sigma_threshold", self.sigma_threshold)
-        _check_positive("sigma", self.sigma)
 
     def _checked_count(self, votes, proba):
         """The count compared with the threshold (sensitivity 1)."""
@@ -481,9 +454,18 @@ class _ThresholdGNMax(_Aggregator):
         count = self._checked_count(votes, proba)
         return count + rng.normal(0.0, self.sigma_threshold, size=count.shape) >= self.threshold
 
+    #: The kind of the check's term: the top count (Confident) or the gap to the student (Interactive).
+    _check_kind = "threshold-check"
+
     def query_cost(self):
         self._validate(None)
         return threshold_check_cost(self.sigma_threshold), gaussian_argmax_cost(self.sigma)
+
+    def cost_terms(self):
+        return (
+            CostTerm(self._check_kind, {"threshold": self.threshold, "sigma": self.sigma_threshold}),
+            CostTerm("gaussian-argmax", {"sigma": self.sigma}, on="answered"),
+        )
 
     def _cost(self, votes, answered, orders, proba):
         # The papers' data-dependent analysis (PATE 2018 Sec. 4.2): the check
@@ -521,7 +503,6 @@ class ConfidentGNMax(_ThresholdGNMax):
     ``q = min(p, 1 - p)``. Answered queries also pay GNMax(``sigma``).
     """
 
-    _sanitizable = True
 
     def __init__(self, threshold=200.0, sigma_threshold=150.0, sigma=40.0):
         self.threshold = threshold
@@ -561,8 +542,8 @@ class ConfidentGNMax(_ThresholdGNMax):
         -------
         aggregator : ConfidentGNMax
         """
-        _check_positive("sigma_ratio", sigma_ratio)
-        _check_positive("threshold", threshold)
+        check_positive("sigma_ratio", sigma_ratio)
+        check_positive("threshold", threshold)
 
         def make(sigma):
             return cls(threshold=threshold, sigma_threshold=sigma_ratio * sigma, sigma=sigma)
@@ -603,6 +584,7 @@ class InteractiveGNMax(_ThresholdGNMax):
     """
 
     _needs_student = True
+    _check_kind = "student-threshold-check"
 
     def __init__(self, threshold=50.0, sigma_threshold=20.0, sigma=40.0, confidence=0.9):
         self.threshold = threshold
@@ -610,11 +592,10 @@ class InteractiveGNMax(_ThresholdGNMax):
         self.sigma = sigma
         self.confidence = confidence
 
-    def _validate(self, n_teachers):
-        super()._validate(n_teachers)
-        c = self.confidence
-        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not 0.0 <= c <= 1.0:
-            raise ValueError(f"confidence must be a float in [0, 1], got {c!r}.")
+    _parameter_constraints: dict = {
+        **_ThresholdGNMax._parameter_constraints,
+        "confidence": [Interval(Real, 0, 1, closed="both")],
+    }
 
     def _checked_count(self, votes, proba):
         n_teachers = votes[0].sum()
@@ -657,14 +638,18 @@ class NZC(_Aggregator):
         self.scale = scale
         self.sigma = sigma
 
+    _parameter_constraints: dict = {
+        "constant": [Interval(Real, 0, np.inf, closed="left")],
+        "scale": [None, _POSITIVE],
+        "sigma": [None, _POSITIVE],
+    }
+
     def _validate(self, n_teachers):
-        c = self.constant
-        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not np.isfinite(c) or c < 0:
-            raise ValueError(f"constant must be a finite float >= 0, got {c!r}.")
+        super()._validate(n_teachers)
         if (self.scale is None) == (self.sigma is None):
             raise ValueError("NZC needs exactly one of scale (Laplace noise) and sigma (Gaussian noise).")
-        noise_name = "scale" if self.sigma is None else "sigma"
-        noise = _check_positive(noise_name, getattr(self, noise_name))
+        c, noise_name = self.constant, "scale" if self.sigma is None else "sigma"
+        noise = getattr(self, noise_name)
         if c > 0 and c >= noise:
             warnings.warn(
                 f"NZC(constant={c:g}, {noise_name}={noise:g}): the constant is at least the noise, so the label is "
@@ -684,6 +669,9 @@ class NZC(_Aggregator):
         labels = _noisy_argmax(self._boosted(votes), rng, scale=self.scale, sigma=self.sigma)
         return labels, np.ones(votes.shape[0], dtype=bool)
 
+    def cost_terms(self):
+        return (CostTerm("boosted-argmax", {"constant": self.constant, "scale": self.scale, "sigma": self.sigma}),)
+
     def _answer_cost(self):
         # The constant moves with the plurality: every count can move by c + 1.
         if self.sigma is None:
@@ -695,3 +683,14 @@ class NZC(_Aggregator):
         if self.sigma is None:
             return _laplace_max_cost(self._boosted(votes), self.scale, orders, sensitivity)
         return _gaussian_max_cost(self._boosted(votes), self.sigma, orders, sensitivity)
+
+
+#: Aggregators by name (``PATEClassifier(aggregator="gnmax")``, ``python -m skpate analyze --aggregator``).
+AGGREGATORS = {
+    "plurality": Plurality,
+    "lnmax": LNMax,
+    "gnmax": GNMax,
+    "confident-gnmax": ConfidentGNMax,
+    "interactive-gnmax": InteractiveGNMax,
+    "nzc": NZC,
+}

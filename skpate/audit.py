@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import beta
 
-from .aggregators import check_generator, check_votes
+from ._validation import check_generator, check_votes
 from .privacy.rdp import check_delta, rdp_to_dp
 
 __all__ = ["AuditResult", "audit", "claimed_epsilon"]

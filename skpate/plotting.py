@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ._pate import PATEClassifier
-from .aggregators import check_votes
+from ._validation import check_votes
 from .privacy import analyze, check_delta, gdp_epsilon, rdp_to_dp
 
 __all__ = ["CumulativeEpsilonDisplay", "PrivacyUtilityDisplay", "TeacherCountDisplay", "VoteGapDisplay"]

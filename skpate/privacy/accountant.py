@@ -3,8 +3,10 @@
 import numbers
 import os
 import threading
+from numbers import Real
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, validate_parameter_constraints
 
 from .cost import Cost
 from .gdp import gdp_epsilon, gdp_mu
@@ -94,8 +96,18 @@ class RDPAccountant:
     0.0
     """
 
+    _parameter_constraints: dict = {
+        "epsilon": [Interval(Real, 0, np.inf, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "orders": [None, "array-like"],
+    }
+
     def __init__(self, epsilon, delta, orders=None):
-        if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0 < epsilon < np.inf:
+        # Validated as scikit-learn validates estimator parameters; numpy numbers are numbers.
+        validate_parameter_constraints(
+            self._parameter_constraints, {"epsilon": epsilon, "delta": delta, "orders": orders}, "RDPAccountant"
+        )
+        if isinstance(epsilon, (bool, np.bool_)):
             raise ValueError(f"epsilon must be a positive finite number, got {epsilon!r}.")
         self.epsilon = float(epsilon)
         self.delta = check_delta(delta)

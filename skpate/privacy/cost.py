@@ -21,21 +21,37 @@ a-priori cost, so their minimum is too.
 
 import numbers
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from .bounds import rdp_pure_dp
 from .gdp import gdp_epsilon, gdp_mu
 from .rdp import DEFAULT_ORDERS, check_delta, rdp_to_dp
+from .smooth import gnss_rdp
 
 __all__ = [
     "Cost",
+    "CostTerm",
     "gaussian_argmax_cost",
     "gaussian_budget",
     "laplace_argmax_cost",
     "largest_count",
     "threshold_check_cost",
 ]
+
+
+class CostTerm(NamedTuple):
+    """One term of an aggregator's data-dependent cost, for the code that reads it (smooth sensitivity).
+
+    ``kind`` names the mechanism ("threshold-check", "gaussian-argmax",
+    "laplace-argmax", ...), ``params`` its parameters, and ``on`` which
+    queries it charges: ``"all"`` submitted ones or the ``"answered"`` ones.
+    """
+
+    kind: str
+    params: dict
+    on: str = "all"
 
 
 @dataclass(frozen=True)
@@ -95,8 +111,6 @@ class Cost:
         Prop. 1.4); GNSS as :func:`~skpate.privacy.smooth.gnss_rdp`; RDP of the
         same order adds ([Mir17] Prop. 1).
         """
-        from .smooth import gnss_rdp  # smooth imports the bounds of this layer, not the other way round
-
         orders = DEFAULT_ORDERS if orders is None else np.asarray(orders, dtype=float)
         rdp = orders * self.mu_squared / 2.0  # gdp_rdp without the square root's rounding
         for eps0, count in self.pure:

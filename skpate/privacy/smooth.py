@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, logsumexp
 
+from .._validation import check_generator, check_votes
 from . import bounds
 from .rdp import check_delta
 
@@ -199,24 +200,36 @@ class _ThresholdPart:
         return _range_max(self.table, first, last).sum(axis=1)
 
 
-def _cost_parts(votes, aggregator, order, answered):
-    """The parts of the summed cost, each a callable ``distances -> (n_distances,)`` with a ``ceiling``."""
-    from ..aggregators import ConfidentGNMax, GNMax  # avoid an import cycle
+#: Data-dependent cost terms (:class:`~skpate.privacy.cost.CostTerm` kinds) whose smooth sensitivity is bounded here.
+_PARTS = {"threshold-check": _ThresholdPart, "gaussian-argmax": _GNMaxPart}
 
-    n_teachers = int(votes[0].sum())
-    parts = []
-    if isinstance(aggregator, ConfidentGNMax):
+
+def supports(aggregator):
+    """Whether the data-dependent cost of ``aggregator`` can be released here: every term has a bound."""
+    return all(term.kind in _PARTS for term in aggregator.cost_terms())
+
+
+def _cost_parts(votes, aggregator, order, answered):
+    """The parts of the summed cost, each a callable ``distances -> (n_distances,)`` with a ``ceiling``.
+
+    Read from the aggregator's cost terms: one part per term, over the
+    queries the term charges (all of them, or the answered ones).
+    """
+    if not supports(aggregator):
+        raise ValueError(f"smooth sensitivity is implemented for GNMax and ConfidentGNMax, not {aggregator!r}.")
+    terms = aggregator.cost_terms()
+    if any(term.on == "answered" for term in terms):
         if answered is None:
-            raise ValueError("answered is required for ConfidentGNMax: the queries whose answer step ran.")
+            raise ValueError(f"answered is required for {type(aggregator).__name__}: the queries whose answer ran.")
         answered = np.asarray(answered, dtype=bool)
         if answered.shape != votes.shape[:1]:
             raise ValueError(f"answered must have shape ({votes.shape[0]},), got {answered.shape}.")
-        parts.append(_ThresholdPart(votes, aggregator.threshold, aggregator.sigma_threshold, order, n_teachers))
-        votes = votes[answered]
-    elif not isinstance(aggregator, GNMax):
-        raise ValueError(f"smooth sensitivity is implemented for GNMax and ConfidentGNMax, not {aggregator!r}.")
-    if votes.shape[0]:
-        parts.append(_GNMaxPart(votes, aggregator.sigma, order, n_teachers))
+    n_teachers = int(votes[0].sum())
+    parts = []
+    for term in terms:
+        rows = votes if term.on == "all" else votes[answered]
+        if rows.shape[0]:
+            parts.append(_PARTS[term.kind](rows, order=order, n_teachers=n_teachers, **term.params))
     return parts, float(sum(part.ceiling for part in parts))
 
 
@@ -243,8 +256,6 @@ def local_sensitivity_bounds(votes, aggregator, order, distances, answered=None)
     -------
     bounds : ndarray of shape (n_distances,)
     """
-    from ..aggregators import check_votes  # avoid an import cycle
-
     votes = check_votes(votes)
     parts, ceiling = _cost_parts(votes, aggregator, order, answered)
     return _sum_parts(parts, ceiling, np.asarray(distances, dtype=float), int(votes[0].sum()))
@@ -283,8 +294,6 @@ def smooth_sensitivity(votes, aggregator, order, beta, answered=None, chunk=16):
     -------
     sensitivity : float
     """
-    from ..aggregators import check_votes  # avoid an import cycle
-
     votes = check_votes(votes)
     n_teachers = int(votes[0].sum())
     parts, ceiling = _cost_parts(votes, aggregator, order, answered)
@@ -359,8 +368,6 @@ def sanitize(votes, aggregator, delta, order, answered=None, beta=None, sigma=No
     -------
     sanitized : SanitizedEpsilon
     """
-    from ..aggregators import check_generator  # avoid an import cycle
-
     delta = check_delta(delta)
     try:
         order = float(order)
