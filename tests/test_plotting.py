@@ -74,6 +74,16 @@ def test_privacy_utility_from_a_grid_search(data):
         plotting.PrivacyUtilityDisplay.from_cv_results(unbounded)
 
 
+def test_privacy_utility_labels_non_numeric_grid_values(data):
+    X, y, X_pub, _ = data
+    X_all, y_all = np.vstack([X, X_pub]), np.concatenate([y, -np.ones(len(X_pub), dtype=int)])
+    grid = {"aggregator": [GNMax(sigma=4.0), ConfidentGNMax(threshold=15, sigma_threshold=3.0, sigma=2.0)]}
+    search = GridSearchCV(pate(), grid, cv=2).fit(X_all, y_all)  # was: TypeError from f"{v:g}"
+    display = plotting.PrivacyUtilityDisplay.from_cv_results(search)
+    assert display.labels[0].startswith("aggregator=GNMax(") and "ConfidentGNMax" in display.labels[1]
+    assert display.epsilons[1] == pytest.approx(pate(aggregator=grid["aggregator"][1]).publishable_epsilon(10**6))
+
+
 def test_label_accuracy_against_teachers(data):
     X, y, X_pub, y_pub = data
     display = plotting.TeacherCountDisplay.from_estimator(pate(), X, y, X_pub, y_pub, n_teachers=(5, 20))
