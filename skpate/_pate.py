@@ -247,10 +247,12 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    teachers_ : sequence of estimators
-        The fitted teachers (a list; with ``memory``, a sequence that
-        unpickles them on first use). They are trained on private data:
-        never publish them, nor this object; publish :meth:`export_student`.
+    teachers_ : TeacherEnsemble
+        The fitted teachers, a sequence of estimators (with ``memory``,
+        unpickled on first use), and the votes they cast, kept so that a
+        ``warm_start`` refit votes only on rows it has not seen. Trained on
+        private data: never publish them, nor this object; publish
+        :meth:`export_student`.
     student_ : estimator
         The fitted student.
     classes_ : ndarray of shape (n_classes,)
