@@ -46,7 +46,6 @@ Other benchmarks import the ``fit_*`` functions and :data:`PEERS`.
 """
 
 import argparse
-import contextlib
 import time
 import warnings
 
@@ -175,25 +174,17 @@ class FeatureModel:
         return float(np.mean(self.predict(X) == np.asarray(y, dtype=object)))
 
 
-@contextlib.contextmanager
-def _torch_threads(torch, n):
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def _fit_dpsgd(net, X_train, y_train, epsilon, delta, seed, batch_size, epochs, max_grad_norm, lr, accountant):
     import torch
     from opacus import PrivacyEngine
+
+    from skpate.nets import _torch_threads  # scoped to the call, restored after
 
     features = torch.from_numpy(schema_features(X_train))
     labels = torch.from_numpy(encode_labels(y_train)).float()
     # Fork the global RNG so that seeding here (weight init) leaves the caller's torch state untouched; sampling
     # and noise draw from their own generators.
-    with torch.random.fork_rng(), warnings.catch_warnings(), _torch_threads(torch, TORCH_THREADS):
+    with torch.random.fork_rng(), warnings.catch_warnings(), _torch_threads(TORCH_THREADS):
         # Opacus warns that its non-cryptographic RNG is for experiments only: true, and this is one.
         warnings.filterwarnings("ignore", message=".*[Ss]ecure RNG.*")
         # Opacus's hooks on the first layer, whose input needs no gradient: expected, harmless.
