@@ -1042,3 +1042,153 @@ def test_nzc_huge_constant_is_charged_and_warned():
     with pytest.warns(PrivacyLeakWarning):
         report = analyze([[30, 20]], NZC(constant=1e100, sigma=1e50), 1e-5)
     assert report.epsilon > 1.0 and report.data_dependent_epsilon > 1.0
+
+
+# =====================================================================
+# 9. Vectorized evaluation: the same numbers as the dense formulas
+# =====================================================================
+
+
+def _dense_rdp_gaussian(logq, sigma, orders, sensitivity=1.0):
+    """Theorem 6 on every (query, order) pair with ``np.logaddexp``: no dedup, no blocking, no skipping."""
+    logq = np.asarray(logq, dtype=float)[:, None]
+    lam = np.asarray(orders, dtype=float)[None, :]
+    independent = np.broadcast_to(bounds.rdp_gaussian(sigma, lam, sensitivity), (logq.shape[0], lam.shape[1]))
+    sigma = sigma / sensitivity
+    variance = sigma**2
+    neg_logq = np.maximum(-logq, 0.0)
+    mu2 = sigma * np.sqrt(neg_logq)
+    mu1 = mu2 + 1.0
+    eps2 = mu2 / variance
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        conditions = (
+            (mu2 > 1.0)
+            & (neg_logq > eps2)
+            & (logq <= (mu2 - 1.0) * eps2 - mu2 * (np.log1p(1.0 / (mu1 - 1.0)) + np.log1p(1.0 / (mu2 - 1.0))))
+        )
+        ok = conditions & np.isfinite(logq)
+        safe_mu2 = np.where(ok, mu2, 2.0)
+        safe_eps1, safe_eps2 = (safe_mu2 + 1.0) / variance, safe_mu2 / variance
+        safe_logq = np.where(ok, logq, -safe_eps2 - 10.0)
+        log1q = bounds.log1mexp(safe_logq)
+        log_a = log1q - bounds.log1mexp((safe_logq + safe_eps2) * (1.0 - 1.0 / safe_mu2))
+        log_b = safe_eps1 - safe_logq / safe_mu2
+        log_s = np.logaddexp(log1q + (lam - 1.0) * log_a, safe_logq + (lam - 1.0) * log_b)
+        dependent = np.maximum(log_s / (lam - 1.0), TINY)
+    out = np.where(conditions & (lam < mu1), np.minimum(dependent, independent), independent)
+    return np.where(np.isneginf(logq), 0.0, out)
+
+
+def _logaddexp_is_libm():
+    """Whether NumPy's exp and log1p are the libm ones that np.logaddexp calls (no SIMD kernels here)."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(0.0, 30.0, 20000)
+    y = x + rng.normal(0.0, 5.0, x.size)
+    y[::50] = x[::50]
+    return np.array_equal(bounds._logaddexp_into(x.copy(), y), np.logaddexp(x, y))
+
+
+def _random_logq(rng):
+    votes = np.stack([rng.multinomial(500, p) for p in rng.dirichlet(np.full(30, 0.2), size=1500)])
+    return [
+        bounds.logq_gaussian(votes, 20.0),  # votes of many classes: mostly distinct log q
+        bounds.logq_threshold(votes.max(axis=1), 350.0, 150.0),  # few distinct values, many repeats
+        -np.exp(rng.uniform(-8.0, 9.0, 2500)),  # log q from -3e-4 down to -8000
+        np.concatenate([[-np.inf, np.nan, np.inf, 0.0, -1e-300, -750.0], -rng.exponential(30.0, 60)]),
+        -rng.exponential(5.0, 3),
+    ]
+
+
+def test_logaddexp_in_whole_array_passes_is_numpy_logaddexp():
+    rng = np.random.default_rng(1)
+    x = rng.normal(0.0, 50.0, 50000)
+    y = np.concatenate([x[:1000], x[1000:] + rng.normal(0.0, 3.0, x.size - 1000)])  # ties, close, far
+    expected = np.logaddexp(x, y)
+    got = bounds._logaddexp_into(x.copy(), y)
+    np.testing.assert_array_max_ulp(got, expected, maxulp=4)
+    if _logaddexp_is_libm():
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("sigma", [0.7, 20.0, 150.0])
+@pytest.mark.parametrize("sensitivity", [1.0, bounds.THRESHOLD_SENSITIVITY])
+def test_data_dependent_gaussian_is_the_dense_formula_bit_for_bit(sigma, sensitivity):
+    """Dedup, blocking, the certified data-independent prefix and the logaddexp passes change no bit."""
+    rng = np.random.default_rng(2)
+    exact = _logaddexp_is_libm()
+    grids = [DEFAULT_ORDERS, DEFAULT_ORDERS[::-1].copy(), rng.permutation(DEFAULT_ORDERS), REF_ORDERS]
+    grids.append(np.array([1.5, 1.5, 3.0, 2.0, 1000.0, 1.0001]))  # duplicates, unsorted, few orders
+    for logq in _random_logq(rng):
+        for orders in grids:
+            got = bounds.rdp_gaussian_data_dependent(logq, sigma, orders, sensitivity=sensitivity)
+            expected = _dense_rdp_gaussian(logq, sigma, orders, sensitivity)
+            assert got.shape == expected.shape == (logq.size, orders.size)
+            if exact:
+                np.testing.assert_array_equal(got, expected)
+            else:  # NumPy's SIMD exp/log1p: an ulp apart, amplified where the bound cancels
+                np.testing.assert_allclose(got, expected, rtol=RTOL, atol=0)
+
+
+@pytest.mark.parametrize("sigma", [0.7, 20.0, 150.0, 1500.0])
+def test_certified_independent_prefix_is_the_data_independent_value(sigma):
+    """The orders skipped as certainly data-independent are, in the dense formula, exactly that value."""
+    rng = np.random.default_rng(3)
+    orders = DEFAULT_ORDERS
+    t = orders - 1.0
+    independent = bounds.rdp_gaussian(sigma, orders)
+    rate = np.max(independent / orders)  # as the library: independent <= rate * lam
+    n_skipped = 0
+    for logq in _random_logq(rng):
+        logq = logq[np.isfinite(logq) & (logq < 0)]
+        mu2 = sigma * np.sqrt(-logq)
+        eps1, eps2 = (mu2 + 1.0) / sigma**2, mu2 / sigma**2
+        keep = (mu2 > 1.0) & (-logq > eps2)  # where log1q, log_a, log_b are defined
+        logq, mu2, eps1, eps2 = logq[keep], mu2[keep], eps1[keep], eps2[keep]
+        log1q = bounds.log1mexp(logq)
+        log_a = log1q - bounds.log1mexp((logq + eps2) * (1.0 - 1.0 / mu2))
+        log_b = eps1 - logq / mu2
+        count = bounds._independent_prefix(t, log1q, log_a, logq, log_b, rate)
+        log_s = np.logaddexp(log1q[:, None] + t * log_a[:, None], logq[:, None] + t * log_b[:, None])
+        dependent = np.maximum(log_s / t, TINY)
+        for row, k in zip(dependent, count):
+            assert np.all(row[:k] >= independent[:k])  # min(dependent, independent) is independent
+        n_skipped += count.sum()
+    assert n_skipped > 0
+
+
+def test_logq_gaussian_lookup_table_is_the_direct_evaluation():
+    from scipy.special import log_ndtr, logsumexp
+
+    rng = np.random.default_rng(4)
+    for n_teachers, n_classes, alpha in [(5000, 150, 0.1), (250, 10, 1.0), (3, 2, 1.0), (40, 7, 10.0)]:
+        votes = np.stack([rng.multinomial(n_teachers, p) for p in rng.dirichlet(np.full(n_classes, alpha), 300)])
+        for sigma in [0.5, 40.0, 1e4]:
+            by_table = bounds.logq_gaussian(votes, sigma)  # integer gaps: one log_ndtr per gap value
+            direct = bounds.logq_gaussian(votes.astype(float), sigma)  # float votes: log_ndtr per entry
+            np.testing.assert_array_equal(by_table, direct)
+            gaps, top = bounds.plurality_gaps(votes)
+            log_tail = log_ndtr(-gaps / (np.sqrt(2.0) * sigma))
+            log_tail[np.arange(votes.shape[0]), top] = -np.inf
+            expected = np.minimum(logsumexp(log_tail, axis=1), np.log1p(-1.0 / n_classes))
+            np.testing.assert_allclose(by_table, expected, rtol=1e-13, atol=0)
+
+
+def test_logsumexp_rows_is_scipy_logsumexp():
+    from scipy.special import logsumexp
+
+    rng = np.random.default_rng(5)
+    a = rng.normal(0.0, 20.0, (400, 30))
+    a[::3, ::4] = -np.inf
+    a[1::7] = a[1::7, :1]  # rows of ties
+    a[5] = -np.inf  # no finite term
+    a[6, 3] = np.nan
+    np.testing.assert_allclose(bounds._logsumexp_rows(a.copy()), logsumexp(a, axis=1), rtol=1e-14, atol=1e-14)
+
+
+def test_log1mexp_scalar_is_the_array_evaluation():
+    x = np.concatenate([[0.0, -0.0, -1e-300, -np.log(2.0), -np.inf, np.nan], -np.logspace(-20, 3, 500)])
+    as_array = bounds.log1mexp(x)
+    for value, expected in zip(x, as_array):
+        got = bounds.log1mexp(value)
+        assert isinstance(got, np.ndarray) and got.shape == ()
+        np.testing.assert_array_equal(got, expected)
