@@ -66,7 +66,7 @@ def best_of(n, function):
 def main():
     header = (
         f"{'teachers x classes x queries':>30s} {'aggregator':>15s} {'answered':>8s} {'vectorized ms':>13s} "
-        f"{'loop s':>8s} {'speed-up':>8s} {'eps (dd)':>9s} {'eps (di)':>9s}"
+        f"{'loop s':>8s} {'speed-up':>8s} {'eps (dd)':>9s} {'eps pub':>9s}"
     )
     print(f"full data-dependent analysis, {DEFAULT_ORDERS.size} orders, delta={DELTA:g}, best of 5 (loop: of 3)")
     print(header)

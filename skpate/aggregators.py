@@ -473,8 +473,10 @@ class _ThresholdGNMax(_Aggregator):
         sigma1 = self.sigma_threshold
         logq_check = bounds.logq_threshold(self._checked_count(votes, proba), self.threshold, sigma1)
         check = bounds.rdp_threshold_data_dependent(logq_check, sigma1, orders)
-        answer = _gaussian_max_cost(votes, self.sigma, orders)
-        return check + np.where(answered[:, None], answer, 0.0)
+        answer = np.zeros_like(check)  # only answered queries pay (and need) the answer step's bound
+        if answered.any():
+            answer[answered] = _gaussian_max_cost(votes[answered], self.sigma, orders)
+        return check + answer
 
     def _answer(self, votes, rng, passed, otherwise):
         """GNMax where the check passed, ``otherwise`` elsewhere."""
