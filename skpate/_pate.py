@@ -503,9 +503,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _plan(self, data):
         """The aggregator, the student and what the fit may spend: public quantities only."""
-        n_possible = _num_samples(data.X_public)
-        if self.max_queries is not None:
-            n_possible = min(self.max_queries, n_possible)
+        n_possible = self._n_possible(_num_samples(data.X_public))
         aggregator = self._aggregator(n_possible)
         aggregator._validate(self.n_teachers)  # e.g. threshold > n_teachers, before any teacher sees data
         student = clone(self.student if self.student is not None else self.estimator)
@@ -673,7 +671,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             if self.epsilon is None:
                 return agg.GNMax(sigma=40.0)
             if self.max_queries is not None:  # spend the budget on max_queries answers
-                return agg.GNMax.for_budget(self.epsilon, self.delta, n_possible, self._release_order(agg.GNMax))
+                return agg.GNMax.for_budget(self.epsilon, self.delta, n_possible, self.sanitize_order)  # releasable
             # Noise a third of the ensemble: a 2-to-1 majority stands out of it.
             return agg.GNMax(sigma=self.n_teachers / 3.0)
         if isinstance(self.aggregator, str):
@@ -696,10 +694,14 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         epsilon : float
         """
-        n_possible = n_public if self.max_queries is None else min(self.max_queries, n_public)
+        n_possible = self._n_possible(n_public)
         aggregator = self._aggregator(n_possible)
         plan = self._plan_budget(aggregator, n_possible, self._release_order(aggregator))
         return plan.reserved.epsilon(self.delta)[0]
+
+    def _n_possible(self, n_public):
+        """Most queries a fit can submit: ``max_queries``, or every public row."""
+        return n_public if self.max_queries is None else min(self.max_queries, n_public)
 
     def _release_order(self, aggregator):
         return self.sanitize_order if aggregator._sanitizable else None

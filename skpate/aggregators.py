@@ -185,8 +185,7 @@ class _Aggregator(BaseEstimator):
         orders = check_orders(orders)
         answered = _check_answered(answered, votes.shape[0], self._answers_selectively, type(self).__name__)
         proba = _check_student_proba(student_proba, votes, type(self).__name__) if self._needs_student else None
-        check, answer = self.query_cost()
-        apriori = _per_query((check + answer).rdp(orders), votes.shape[0])
+        apriori = _per_query((self._check_cost() + self._answer_cost()).rdp(orders), votes.shape[0])
         if not data_dependent:
             return apriori
         # Both are valid bounds; the minimum also keeps float rounding of the
@@ -201,7 +200,11 @@ class _Aggregator(BaseEstimator):
         the parameters only: what a publishable bound is made of.
         """
         self._validate(None)
-        return Cost(), self._answer_cost()
+        return self._check_cost(), self._answer_cost()
+
+    def _check_cost(self):
+        """What the check before the answer costs: nothing for the aggregators that always answer."""
+        return Cost()
 
     def apriori_cost(self, n_queries):
         """What ``n_queries`` submitted queries can cost at most: all answered.
@@ -457,9 +460,11 @@ class _ThresholdGNMax(_Aggregator):
     #: The kind of the check's term: the top count (Confident) or the gap to the student (Interactive).
     _check_kind = "threshold-check"
 
-    def query_cost(self):
-        self._validate(None)
-        return threshold_check_cost(self.sigma_threshold), gaussian_argmax_cost(self.sigma)
+    def _check_cost(self):
+        return threshold_check_cost(self.sigma_threshold)
+
+    def _answer_cost(self):
+        return gaussian_argmax_cost(self.sigma)
 
     def cost_terms(self):
         return (
