@@ -12,7 +12,11 @@ thread settings, (2) one table over aggregators and students, with the
 teachers trained once and reused (``warm_start``), each row averaged over
 draws of the queries, the noise and the student's seed, (3) "oracle" students
 trained on *true* labels of the public pool (what no PATE student of this
-pool can beat) and the non-private CNN on all 60,000 images.
+pool can beat) and the non-private CNN on all 60,000 images, and (4) with
+``--peers``, the DP-SGD peer of ``fashion_peers.py`` (Opacus, tanh CNN, same
+split and delta, trained on the 60,000 private images) at each distinct
+publishable epsilon ("eps pub") of the private PATE rows above, or at
+``--peer-epsilons`` (about 13 minutes per fit and seed, one torch thread).
 """
 
 import argparse
@@ -75,6 +79,14 @@ def main():
     parser.add_argument("--teachers", type=int, default=250)
     parser.add_argument("--seeds", type=int, default=2, help="query/noise/student draws per row (teachers reused)")
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument(
+        "--peers", action="store_true", help="also run the DP-SGD CNN peer (fashion_peers.py) at the PATE rows' eps pub"
+    )
+    parser.add_argument("--peer-seeds", type=int, default=1, help="seeds per epsilon of the DP-SGD peer")
+    parser.add_argument("--peer-epochs", type=int, default=None, help="DP-SGD epochs (default: fashion_peers')")
+    parser.add_argument(
+        "--peer-epsilons", type=float, nargs="+", default=None, help="instead of the PATE rows' eps pub"
+    )
     args = parser.parse_args()
     X, y, X_public, y_public, X_eval, y_eval = load()
     n = args.teachers
@@ -116,6 +128,7 @@ def main():
     )
     print(header)
     print("-" * len(header))
+    published = {}  # eps pub (rounded for grouping) -> (eps pub, [private PATE rows with it])
     for name, aggregator, student, max_queries, n_rounds, strategy in settings:
         rows = []
         for seed in range(args.seeds):
@@ -140,6 +153,8 @@ def main():
             f"{seconds.max():6.0f}",
             flush=True,
         )
+        if np.isfinite(eps.mean()) and not isinstance(aggregator, Plurality):
+            published.setdefault(round(eps.mean(), 3), (eps.mean(), []))[1].append(f"{name} ({pate.n_queries_})")
 
     # Upper bounds for any student of this pool: true labels instead of noisy ones. The VAT row asks
     # whether semi-supervision can help here at all, with clean labels.
@@ -166,6 +181,29 @@ def main():
     print("from the private votes (do not publish); eps (san): its sanitized release, if any (PATE 2018 App. B).")
     print("Student accuracy on the second half of")
     print("the test set (mean+-std over draws); label acc: noisy labels vs true labels on the answered queries.")
+    if args.peers:
+        peers(args, published, X, y, X_eval, y_eval)
+
+
+def peers(args, published, X, y, X_eval, y_eval):
+    """The DP-SGD CNN peer at the publishable epsilons of the private PATE rows (or ``--peer-epsilons``)."""
+    from fashion_peers import DPSGD, evaluate, print_table
+
+    if args.peer_epsilons:
+        epsilons = {eps: ["--peer-epsilons"] for eps in args.peer_epsilons}
+    else:
+        epsilons = dict(sorted(published.values(), key=lambda item: item[0]))
+    hyper = {} if args.peer_epochs is None else {"epochs": args.peer_epochs}
+    settings = {**DPSGD, **hyper}
+    print(
+        f"\nDP-SGD peer (fashion_peers.py: Opacus, tanh CNN, {settings}), trained on the same "
+        f"{len(y)} private images, delta 1e-5, noise calibrated a priori to each publishable epsilon "
+        f"(PRV accountant); {args.peer_seeds} seeds; accuracy on the same evaluation images"
+    )
+    for eps, rows in epsilons.items():
+        print(f"  eps pub {eps:.3g}: {'; '.join(rows)}")
+    results = evaluate(X, y, X_eval, y_eval, list(epsilons), args.peer_seeds, 1e-5, **hyper)
+    print_table(results, "DP-SGD tanh CNN peer at publishable epsilon")
 
 
 if __name__ == "__main__":
