@@ -11,6 +11,7 @@ Run: ``python benchmarks/adult_sweep.py [--seeds 1] [--epsilons 1 2]`` (about 10
 """
 
 import argparse
+import itertools
 import time
 
 import numpy as np
@@ -50,6 +51,10 @@ def main():
     parser.add_argument("--divisors", type=float, nargs="+", default=[2, 3, 4, 6], help="sigma = n_teachers / k")
     parser.add_argument("--students", nargs="+", default=None, help="names of students to keep (default: all)")
     parser.add_argument("--no-confident", action="store_true")
+    parser.add_argument(
+        "--strategies", nargs="+", default=["random"], choices=["random", "uncertainty"], help="query_strategy values"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="n_rounds of the uncertainty strategy")
     parser.add_argument("--n-jobs", type=int, default=-1)
     args = parser.parse_args()
     data = adult_papers_split()
@@ -63,18 +68,24 @@ def main():
             if not args.no_confident:
                 aggregators["Confident 200/150/83 (filter)"] = ConfidentGNMax(200, 150, n / 3)
             for name, aggregator in aggregators.items():
-                for student_name, student in students(seed).items():
+                for (student_name, student), strategy in itertools.product(students(seed).items(), args.strategies):
                     if args.students is not None and student_name not in args.students:
                         continue
                     start = time.perf_counter()
-                    pate.set_params(aggregator=aggregator, student=student, epsilon=epsilon, random_state=seed)
+                    rounds = args.rounds if strategy == "uncertainty" else 1
+                    pate.set_params(
+                        aggregator=aggregator, student=student, epsilon=epsilon, random_state=seed,
+                        query_strategy=strategy, n_rounds=rounds,
+                    )  # fmt: skip
                     pate.fit(data.X_private, data.y_private, X_public=data.X_public)
+                    if strategy != "random":
+                        student_name = f"{student_name}, {strategy} x{rounds}"
                     key = (epsilon, name, student_name)
                     rows.setdefault(key, []).append(
                         (pate.privacy_spent_[0], pate.n_queries_, pate.score(data.X_eval, data.y_eval))
                     )
                     print(
-                        f"seed {seed} eps {epsilon:g} {name:30s} {student_name:28s} queries {pate.n_queries_:5d} "
+                        f"seed {seed} eps {epsilon:g} {name:30s} {student_name:42s} queries {pate.n_queries_:5d} "
                         f"student {rows[key][-1][2]:.4f} ({time.perf_counter() - start:.0f}s)",
                         flush=True,
                     )
@@ -82,7 +93,7 @@ def main():
     for (epsilon, name, student_name), runs in rows.items():
         runs = np.array(runs)
         print(
-            f"eps {epsilon:g} {name:30s} {student_name:28s} queries {runs[:, 1].mean():6.0f} "
+            f"eps {epsilon:g} {name:30s} {student_name:42s} queries {runs[:, 1].mean():6.0f} "
             f"student {runs[:, 2].mean():.4f} +- {runs[:, 2].std():.4f}"
         )
 

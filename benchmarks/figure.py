@@ -1,0 +1,69 @@
+"""Privacy-utility figure: accuracy against the epsilon each method may publish, every method of one run.
+
+Reads the JSON files written by ``benchmarks/adult.py --json`` and
+``benchmarks/fashion_mnist.py --json`` (a list of records ``{"dataset",
+"method", "epsilon", "accuracy": [one per seed]}``; ``epsilon`` null for
+non-private references, drawn as dashed lines) and draws one panel per
+dataset: mean accuracy with the seeds' standard deviation as error bars,
+publishable epsilon on a log axis.
+
+Run: ``python benchmarks/figure.py benchmarks/results/adult.json [more.json] [-o docs/images/privacy_utility.png]``
+"""
+
+import argparse
+import json
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+def load(paths):
+    """Records of all ``paths``, grouped as ``{dataset: {method: [(epsilon, accuracies), ...]}}``."""
+    grouped = defaultdict(lambda: defaultdict(list))
+    for path in paths:
+        with open(path) as handle:
+            for record in json.load(handle):
+                grouped[record["dataset"]][record["method"]].append((record["epsilon"], record["accuracy"]))
+    return grouped
+
+
+def plot(grouped):
+    """One panel per dataset; returns the figure."""
+    fig, axes = plt.subplots(1, len(grouped), figsize=(6.5 * len(grouped), 4.5), squeeze=False)
+    for ax, (dataset, methods) in zip(axes[0], grouped.items()):
+        for method, points in methods.items():
+            private = sorted((eps, acc) for eps, acc in points if eps is not None)
+            if private:
+                eps = [p[0] for p in private]
+                ax.errorbar(
+                    eps, [np.mean(p[1]) for p in private], yerr=[np.std(p[1]) for p in private],
+                    marker="o", capsize=3, label=method,
+                )  # fmt: skip
+            for _, accuracies in (p for p in points if p[0] is None):
+                ax.axhline(np.mean(accuracies), linestyle="--", linewidth=1, color="grey")
+                ax.annotate(method, (ax.get_xlim()[0], np.mean(accuracies)), fontsize=7, color="grey", va="bottom")
+        ax.set_xscale("log")
+        ax.set_xlabel("publishable epsilon (delta = 1e-5)")
+        ax.set_ylabel("accuracy on the evaluation half")
+        ax.set_title(dataset)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", nargs="+", help="JSON files written by the benchmarks' --json")
+    parser.add_argument("-o", "--output", default="docs/images/privacy_utility.png")
+    args = parser.parse_args()
+    plot(load(args.results)).savefig(args.output, dpi=120)
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
