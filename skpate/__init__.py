@@ -11,6 +11,7 @@ from .aggregators import (
     PrivacyLeakWarning,
 )
 from .privacy import PrivacyReport, analyze
+from .recipes import make_tabular_pate
 
 __version__ = "0.1.0"
 
@@ -25,4 +26,5 @@ __all__ = [
     "PrivacyLeakWarning",
     "PrivacyReport",
     "analyze",
+    "make_tabular_pate",
 ]
