@@ -16,7 +16,7 @@ pool can beat) and the non-private CNN on all 60,000 images, and (4) with
 ``--peers``, the DP-SGD peer of ``fashion_peers.py`` (Opacus, tanh CNN, same
 split and delta, trained on the 60,000 private images) at each distinct
 publishable epsilon ("eps pub") of the private PATE rows above, or at
-``--peer-epsilons`` (about 13 minutes per fit and seed, one torch thread).
+``--peer-epsilons`` (about 5 minutes per fit and seed, one torch thread).
 """
 
 import argparse
