@@ -5,6 +5,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.pipeline import make_pipeline
 
 from ._pate import PATEClassifier
+from .aggregators import GNMax
 
 __all__ = ["make_tabular_pate"]
 
@@ -22,7 +23,8 @@ def make_tabular_pate(
     * teachers: random forests with ``max_features=None`` (the papers'
       teachers; 250 of them on 32,561 rows have a noise-free plurality of 85%);
     * noise: GNMax with ``sigma = n_teachers / 1.75``, as many queries as
-      ``epsilon`` covers (the budget default of ``PATEClassifier``);
+      ``epsilon`` covers (more queries, each noisier, than ``PATEClassifier``'s
+      budget default of ``n_teachers / 3``, which suits students that memorise);
     * student: a random forest whose leaves hold at least 5 rows, so that it
       averages noisy labels instead of memorising them;
     * queries: ``n_rounds`` rounds of uncertainty sampling (the student of each
@@ -66,13 +68,14 @@ def make_tabular_pate(
     >>> from skpate.datasets import adult_encoder
     >>> from skpate.recipes import make_tabular_pate
     >>> pate = make_tabular_pate(adult_encoder(), epsilon=1.0, classes=["<=50K", ">50K"])
-    >>> pate.query_strategy, pate.n_rounds, pate.epsilon
-    ('uncertainty', 5, 1.0)
+    >>> pate.aggregator, pate.query_strategy, pate.n_rounds, pate.epsilon
+    (GNMax(sigma=142.85714285714286), 'uncertainty', 5, 1.0)
     """
     teacher = make_pipeline(clone(preprocessor, safe=False), RandomForestClassifier(max_features=None))
     student = make_pipeline(clone(preprocessor, safe=False), RandomForestClassifier(min_samples_leaf=5))
     return PATEClassifier(
-        teacher, n_teachers=n_teachers, student=student, epsilon=epsilon, delta=delta, classes=classes,
+        teacher, n_teachers=n_teachers, aggregator=GNMax(sigma=n_teachers / 1.75), student=student, epsilon=epsilon,
+        delta=delta, classes=classes,
         query_strategy="uncertainty" if n_rounds > 1 else "random", n_rounds=n_rounds, random_state=random_state,
         n_jobs=n_jobs, **params,
     )  # fmt: skip

@@ -13,7 +13,7 @@ def test_recipe_configures_the_measured_settings():
     pate = make_tabular_pate(StandardScaler(), epsilon=1.0, classes=[0, 1], n_teachers=40, random_state=3)
     params = pate.get_params()
     assert (params["epsilon"], params["n_teachers"], params["random_state"]) == (1.0, 40, 3)
-    assert (params["query_strategy"], params["n_rounds"], params["aggregator"]) == ("uncertainty", 5, None)
+    assert (params["query_strategy"], params["n_rounds"], params["aggregator__sigma"]) == ("uncertainty", 5, 40 / 1.75)
     teacher, student = params["estimator"][-1], params["student"][-1]
     assert isinstance(teacher, RandomForestClassifier) and teacher.max_features is None
     assert isinstance(student, RandomForestClassifier) and student.min_samples_leaf == 5
