@@ -55,9 +55,9 @@ it at the publishable epsilons of its PATE rows.
 
 import argparse
 import time
-import warnings
 
 import numpy as np
+from peers import train_dpsgd  # benchmarks/peers.py, next to this script
 
 #: torch threads during a fit (restored after): the machine's cores are shared, and one thread is the rule here.
 TORCH_THREADS = 1
@@ -167,69 +167,16 @@ def fit_dpsgd_cnn(X_train, y_train, epsilon, delta, seed, epochs=DPSGD["epochs"]
         If the accountant's epsilon after training exceeds the target.
     """
     import torch
-    from opacus import PrivacyEngine
-
-    from skpate.nets import _torch_threads  # scoped to the call, restored after
 
     settings = {**DPSGD, "epochs": epochs, **hyper}
     images = _images(X_train)
     labels = torch.from_numpy(np.asarray(y_train, dtype=np.int64))
-    # Fork the global RNG so that seeding here (weight init) leaves the caller's torch state untouched; sampling
-    # and noise draw from their own generators.
-    with torch.random.fork_rng(), warnings.catch_warnings(), _torch_threads(TORCH_THREADS):
-        # Opacus warns that its non-cryptographic RNG is for experiments only: true, and this is one.
-        warnings.filterwarnings("ignore", message=".*[Ss]ecure RNG.*")
-        # Opacus's hooks on the first layer, whose input needs no gradient: expected, harmless.
-        warnings.filterwarnings("ignore", message="Full backward hook is firing")
-        # The PRV accountant bounds its domain with an RDP epsilon; a loose RDP order there costs nothing.
-        warnings.filterwarnings("ignore", message="Optimal order is the largest alpha")
-        torch.manual_seed(seed)
-        module = tanh_cnn()
-        sample_gen = torch.Generator().manual_seed(2 * seed)
-        noise_gen = torch.Generator().manual_seed(2 * seed + 1)
-        loader = torch.utils.data.DataLoader(
-            _rows(images, labels), batch_size=settings["batch_size"], generator=sample_gen, collate_fn=_as_is
-        )
-        engine = PrivacyEngine(accountant=settings["accountant"])
-        private_module, optimizer, private_loader = engine.make_private_with_epsilon(
-            module=module,
-            optimizer=torch.optim.SGD(module.parameters(), lr=settings["lr"], momentum=0.0),
-            data_loader=loader,  # replaced by Poisson sampling at rate 1 / len(loader)
-            target_epsilon=epsilon,
-            target_delta=delta,
-            epochs=settings["epochs"],
-            max_grad_norm=settings["max_grad_norm"],
-            noise_generator=noise_gen,
-        )
-        loss_fn = torch.nn.CrossEntropyLoss()
-        private_module.train()
-        for _ in range(settings["epochs"]):
-            for xb, yb in private_loader:
-                optimizer.zero_grad()
-                loss_fn(private_module(xb), yb).backward()
-                optimizer.step()
-        spent = engine.get_epsilon(delta)
-    if spent > epsilon * 1.001:  # the a-priori calibration must hold; 0.1% slack for the accountant's grid
-        raise RuntimeError(f"DP-SGD spent epsilon {spent:.4f} > target {epsilon}")
-    module.eval()
+    module, spent, noise_multiplier = train_dpsgd(
+        tanh_cnn, images, labels, torch.nn.CrossEntropyLoss(), epsilon, delta, seed, threads=TORCH_THREADS, **settings
+    )
     model = CNNModel(module, epsilon)
-    model.spent_epsilon, model.noise_multiplier = spent, optimizer.noise_multiplier
+    model.spent_epsilon, model.noise_multiplier = spent, noise_multiplier
     return model
-
-
-def _rows(*tensors):
-    import torch
-
-    class Rows(torch.utils.data.TensorDataset):
-        # One indexing op per batch: the default fetches and collates row by row.
-        def __getitems__(self, indices):
-            return [tensor[indices] for tensor in self.tensors]
-
-    return Rows(*tensors)
-
-
-def _as_is(batch):
-    return batch
 
 
 def evaluate(X_train, y_train, X_eval, y_eval, epsilons, seeds, delta=1e-5, **hyper):

@@ -174,17 +174,31 @@ class FeatureModel:
         return float(np.mean(self.predict(X) == np.asarray(y, dtype=object)))
 
 
-def _fit_dpsgd(net, X_train, y_train, epsilon, delta, seed, batch_size, epochs, max_grad_norm, lr, accountant):
+def train_dpsgd(module_fn, inputs, targets, loss_fn, epsilon, delta, seed, batch_size, epochs, max_grad_norm, lr,
+                accountant, threads=TORCH_THREADS):  # fmt: skip
+    """Train ``module_fn()`` with Opacus DP-SGD at (epsilon, delta), the noise calibrated a priori.
+
+    Poisson sampling at rate 1 / (number of batches of ``batch_size``), flat
+    clipping at ``max_grad_norm``, plain SGD. ``seed`` seeds the weights, the
+    sampling and the noise; torch's global RNG and thread count are restored
+    after. Raises ``RuntimeError`` if the accountant's epsilon after training
+    exceeds the target.
+
+    Returns
+    -------
+    module : torch.nn.Module
+        In eval mode.
+    spent_epsilon : float
+    noise_multiplier : float
+    """
     import torch
     from opacus import PrivacyEngine
 
     from skpate.nets import _torch_threads  # scoped to the call, restored after
 
-    features = torch.from_numpy(schema_features(X_train))
-    labels = torch.from_numpy(encode_labels(y_train)).float()
     # Fork the global RNG so that seeding here (weight init) leaves the caller's torch state untouched; sampling
     # and noise draw from their own generators.
-    with torch.random.fork_rng(), warnings.catch_warnings(), _torch_threads(TORCH_THREADS):
+    with torch.random.fork_rng(), warnings.catch_warnings(), _torch_threads(threads):
         # Opacus warns that its non-cryptographic RNG is for experiments only: true, and this is one.
         warnings.filterwarnings("ignore", message=".*[Ss]ecure RNG.*")
         # Opacus's hooks on the first layer, whose input needs no gradient: expected, harmless.
@@ -192,11 +206,11 @@ def _fit_dpsgd(net, X_train, y_train, epsilon, delta, seed, batch_size, epochs, 
         # The PRV accountant bounds its domain with an RDP epsilon; a loose RDP order there costs nothing.
         warnings.filterwarnings("ignore", message="Optimal order is the largest alpha")
         torch.manual_seed(seed)
-        module = net(features.shape[1])
+        module = module_fn()
         sample_gen = torch.Generator().manual_seed(2 * seed)
         noise_gen = torch.Generator().manual_seed(2 * seed + 1)
         loader = torch.utils.data.DataLoader(
-            _rows(features, labels), batch_size=batch_size, generator=sample_gen, collate_fn=_as_is
+            _rows(inputs, targets), batch_size=batch_size, generator=sample_gen, collate_fn=_as_is
         )
         engine = PrivacyEngine(accountant=accountant)
         private_module, optimizer, private_loader = engine.make_private_with_epsilon(
@@ -209,24 +223,36 @@ def _fit_dpsgd(net, X_train, y_train, epsilon, delta, seed, batch_size, epochs, 
             max_grad_norm=max_grad_norm,
             noise_generator=noise_gen,
         )
-        loss_fn = torch.nn.BCEWithLogitsLoss()
         private_module.train()
         for _ in range(epochs):
             for xb, yb in private_loader:
                 optimizer.zero_grad()
-                loss_fn(private_module(xb).squeeze(1), yb).backward()
+                loss_fn(private_module(xb), yb).backward()
                 optimizer.step()
         spent = engine.get_epsilon(delta)
     if spent > epsilon * 1.001:  # the a-priori calibration must hold; 0.1% slack for the accountant's grid
         raise RuntimeError(f"DP-SGD spent epsilon {spent:.4f} > target {epsilon}")
     module.eval()
+    return module, spent, optimizer.noise_multiplier
+
+
+def _fit_dpsgd(net, X_train, y_train, epsilon, delta, seed, **hyper):
+    import torch
+
+    features = torch.from_numpy(schema_features(X_train))
+    labels = torch.from_numpy(encode_labels(y_train)).float()
+    bce = torch.nn.BCEWithLogitsLoss()
+    module, spent, noise_multiplier = train_dpsgd(
+        lambda: net(features.shape[1]), features, labels, lambda out, y: bce(out.squeeze(1), y), epsilon, delta,
+        seed, **hyper,
+    )  # fmt: skip
 
     def decision(X):
         with torch.no_grad():
             return module(torch.from_numpy(X)).squeeze(1).numpy()
 
     model = FeatureModel(decision, epsilon)
-    model.spent_epsilon, model.noise_multiplier = spent, optimizer.noise_multiplier
+    model.spent_epsilon, model.noise_multiplier = spent, noise_multiplier
     return model
 
 
