@@ -54,7 +54,7 @@ def recipe_student():
 #: Parameters every row starts from, so that a warm-started fit forgets the previous row's settings.
 DEFAULTS = dict(aggregator=None, epsilon=None, max_queries=None, student=None, query_strategy="random", n_rounds=1)
 
-#: Row name (before the first comma) -> label in the figure; rows not listed are left out of it.
+#: Start of a row name -> label in the figure; rows not listed are left out of it.
 FIGURE_METHODS = {
     "plurality (non-private)": "PATE plurality (non-private)",
     "default PATEClassifier(forest, epsilon=eps)": "skpate default: GNMax sigma = n_teachers / 3",
@@ -152,7 +152,7 @@ def main():
     print("-" * len(header))
     for name, runs in results.items():
         eps, queries, answered, eps_dd, label_acc, acc, seconds = runs.mean(axis=0)
-        if method := FIGURE_METHODS.get(name.split(",")[0]):
+        if method := next((label for prefix, label in FIGURE_METHODS.items() if name.startswith(prefix)), None):
             records.append(_record(method, None if np.isinf(eps) else eps, runs[:, 5]))
         print(
             f"{name:50s} {eps:11.3f} {queries:7.0f} {answered:8.0f} {eps_dd:16.3f} {label_acc:9.3f} "

@@ -18,6 +18,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 
@@ -35,6 +36,7 @@ def plot(grouped):
     """One panel per dataset; returns the figure."""
     fig, axes = plt.subplots(1, len(grouped), figsize=(6.5 * len(grouped), 4.5), squeeze=False)
     for ax, (dataset, methods) in zip(axes[0], grouped.items()):
+        n_references = 0
         for method, points in methods.items():
             private = sorted((eps, acc) for eps, acc in points if eps is not None)
             if private:
@@ -45,8 +47,16 @@ def plot(grouped):
                 )  # fmt: skip
             for _, accuracies in (p for p in points if p[0] is None):
                 ax.axhline(np.mean(accuracies), linestyle="--", linewidth=1, color="grey")
-                ax.annotate(method, (ax.get_xlim()[0], np.mean(accuracies)), fontsize=7, color="grey", va="bottom")
+                # x in axes coordinates, y in data; labels alternate ends so that close lines stay readable.
+                left = n_references % 2 == 0
+                ax.text(0.01 if left else 0.99, np.mean(accuracies), method, transform=ax.get_yaxis_transform(),
+                        fontsize=7, color="grey", va="bottom", ha="left" if left else "right")  # fmt: skip
+                n_references += 1
         ax.set_xscale("log")
+        # One tick per budget: a bound a little under its budget (e.g. 0.4995) shares the budget's tick.
+        ticks = sorted({float(f"{eps:.1g}") for points in methods.values() for eps, _ in points if eps is not None})
+        ax.set_xticks(ticks, [f"{eps:.3g}" for eps in ticks], minor=False)
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("publishable epsilon (delta = 1e-5)")
         ax.set_ylabel("accuracy on the evaluation half")
         ax.set_title(dataset)
