@@ -39,6 +39,9 @@ def students(seed):
         "forest (min_samples_leaf=5)": make_pipeline(
             adult_encoder(), RandomForestClassifier(n_estimators=100, min_samples_leaf=5, random_state=seed)
         ),
+        "forest (min_samples_leaf=10)": make_pipeline(
+            adult_encoder(), RandomForestClassifier(n_estimators=100, min_samples_leaf=10, random_state=seed)
+        ),
         "hist gradient boosting": make_pipeline(adult_encoder(), HistGradientBoostingClassifier(random_state=seed)),
         "logistic (one-hot, scaled)": make_pipeline(logistic_features, LogisticRegression(max_iter=2000)),
     }
