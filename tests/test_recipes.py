@@ -7,6 +7,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.preprocessing import StandardScaler
 
 from skpate import GNMax, make_tabular_pate
+from skpate.privacy.cost import largest_count
 
 
 def test_recipe_configures_the_measured_settings():
@@ -32,3 +33,20 @@ def test_recipe_fit_spends_at_most_its_budget_and_learns():
     assert 0 < pate.n_queries_ <= len(X_pub)
     majority = max(np.mean(y_eval), 1 - np.mean(y_eval))
     assert pate.score(X_eval, y_eval) > majority + 0.1
+
+
+def test_recipe_buys_less_noise_instead_of_more_than_max_answers_queries():
+    # At epsilon 0.5 the budget covers fewer than 2,000 queries at n/1.75: the noise stays there.
+    assert make_tabular_pate(epsilon=0.5, classes=[0, 1]).aggregator.sigma == pytest.approx(250 / 1.75)
+    # At epsilon 4 it would cover 8,000+: the noise drops until 2,000 queries spend the budget exactly.
+    capped = make_tabular_pate(epsilon=4.0, classes=[0, 1]).aggregator
+    assert capped.sigma < 250 / 3
+    answer = capped.query_cost()[1]
+    assert largest_count(answer, 4.0, 1e-5, limit=10**6) == 2000
+    assert make_tabular_pate(epsilon=4.0, classes=[0, 1], max_answers=500).aggregator.sigma < capped.sigma
+
+
+@pytest.mark.parametrize("max_answers", [0, -3, 2.5, True, "2000"])
+def test_recipe_rejects_bad_max_answers(max_answers):
+    with pytest.raises(ValueError, match="max_answers must be a positive integer"):
+        make_tabular_pate(epsilon=1.0, classes=[0, 1], max_answers=max_answers)
