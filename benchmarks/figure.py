@@ -1,9 +1,9 @@
 """Privacy-utility figure: accuracy against the epsilon each method may publish, every method of one run.
 
-Reads the JSON files written by ``benchmarks/adult.py --json`` and
-``benchmarks/fashion_mnist.py --json`` (a list of records ``{"dataset",
-"method", "epsilon", "accuracy": [one per seed]}``; ``epsilon`` null for
-non-private references, drawn as dashed lines) and draws one panel per
+Reads JSON files such as the one ``benchmarks/adult.py --json`` writes (a list
+of records ``{"dataset", "method", "epsilon", "accuracy": [one per seed]}``;
+``epsilon`` null for non-private references, drawn as dashed lines; the
+Fashion-MNIST benchmarks do not write one yet) and draws one panel per
 dataset: mean accuracy with the seeds' standard deviation as error bars,
 publishable epsilon on a log axis.
 

@@ -66,3 +66,10 @@ def check_positive(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite float > 0, got {value!r}.")
     return float(value)
+
+
+def check_positive_int(name, value, what=""):
+    """``value`` if it is an integer >= 1 (not a bool); else a ValueError naming ``name`` (and ``what`` it counts)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer{what}, got {value!r}.")
+    return value

@@ -20,7 +20,7 @@ from scipy.optimize import brentq
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 
-from ._validation import check_generator, check_positive, check_votes
+from ._validation import check_generator, check_positive, check_positive_int, check_votes
 from .privacy import bounds, smooth
 from .privacy.cost import Cost, CostTerm, gaussian_argmax_cost, laplace_argmax_cost, threshold_check_cost
 from .privacy.rdp import check_delta, check_orders
@@ -235,8 +235,7 @@ def _smallest_noise(make, epsilon, delta, n_queries, sanitize_order=None):
     """
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0 < epsilon < np.inf:
         raise ValueError(f"epsilon must be a positive finite number, got {epsilon!r}.")
-    if isinstance(n_queries, bool) or not isinstance(n_queries, numbers.Integral) or n_queries < 1:
-        raise ValueError(f"n_queries must be a positive integer, got {n_queries!r}.")
+    check_positive_int("n_queries", n_queries)
     delta = check_delta(delta)
     release = _release_cost(sanitize_order)
     if release.epsilon(delta)[0] >= epsilon:

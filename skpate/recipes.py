@@ -1,12 +1,11 @@
 """Recipes: ``PATEClassifier`` configurations that won measured comparisons, as one call."""
 
-import numbers
-
 from sklearn.base import clone
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.pipeline import make_pipeline
 
 from ._pate import PATEClassifier
+from ._validation import check_positive_int
 from .aggregators import GNMax
 
 __all__ = ["make_tabular_pate"]
@@ -82,8 +81,7 @@ def make_tabular_pate(
     >>> pate.aggregator, pate.query_strategy, pate.n_rounds, pate.epsilon
     (GNMax(sigma=142.85714285714286), 'uncertainty', 5, 1.0)
     """
-    if isinstance(max_answers, bool) or not isinstance(max_answers, numbers.Integral) or max_answers < 1:
-        raise ValueError(f"max_answers must be a positive integer (a number of queries), got {max_answers!r}.")
+    check_positive_int("max_answers", max_answers, " (a number of queries)")
     sigma = min(n_teachers / 1.75, GNMax.for_budget(epsilon, delta, max_answers).sigma)
     teacher = make_pipeline(clone(preprocessor, safe=False), RandomForestClassifier(max_features=None))
     student = make_pipeline(clone(preprocessor, safe=False), RandomForestClassifier(min_samples_leaf=5))
