@@ -17,8 +17,8 @@ set (GNMax, ``sigma = n_teachers / 3``, the forest as its own student);
 disclosed as such. ``ceiling: recipe, noise-free`` (non-private) submits the
 queries the recipe's budget covers, chosen the same way, but labels them with
 the teachers' exact plurality: the best any noise handling could do with that
-many answers (at eps 0.5 it sits at the DP-SGD peer's accuracy, so the number
-of answers, not their noise, is what holds PATE back there).
+many answers (measured: no better than the noisy labels at eps 0.5 and 1, so
+the number of answers, not their noise, is what holds PATE back there).
 
 Run: ``python benchmarks/adult.py [--seeds 3] [--n-jobs -1] [--peers] [--json results.json]`` (about
 15 minutes on 2 cores; ``--peers`` adds Opacus DP-SGD from ``benchmarks/peers.py``
