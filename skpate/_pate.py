@@ -24,7 +24,6 @@ from .privacy.cost import Cost, gaussian_budget, largest_count
 __all__ = ["PATEClassifier"]
 
 
-
 class _Plan(NamedTuple):
     """What a fit may spend, fixed before any teacher is trained (public quantities only)."""
 
@@ -655,9 +654,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return present
         classes = np.asarray(self.classes)
         if classes.ndim != 1 or np.unique(classes).size != classes.size or classes.size < 2:
-            raise ValueError(
-                f"classes must be a 1-d list of at least 2 distinct labels, got {self.classes!r}."
-            )
+            raise ValueError(f"classes must be a 1-d list of at least 2 distinct labels, got {self.classes!r}.")
         unknown = np.setdiff1d(present, classes)
         if unknown.size:
             raise ValueError(

@@ -101,6 +101,7 @@ class _Aggregator(BaseEstimator):
     _needs_student = False
     #: False only for the non-private baseline.
     is_private = True
+
     @property
     def _sanitizable(self):
         """Whether skpate.privacy.sanitize can release its data-dependent cost (every term has a bound)."""
@@ -508,7 +509,6 @@ class ConfidentGNMax(_ThresholdGNMax):
     (``max_j v_j`` has sensitivity 1), data-dependent Thm. 6 with
     ``q = min(p, 1 - p)``. Answered queries also pay GNMax(``sigma``).
     """
-
 
     def __init__(self, threshold=200.0, sigma_threshold=150.0, sigma=40.0):
         self.threshold = threshold

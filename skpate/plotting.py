@@ -137,9 +137,9 @@ class CumulativeEpsilonDisplay:
     @classmethod
     def from_report(cls, report, *, ax=None, **kwargs):
         """From a :class:`~skpate.PrivacyReport` (``analyze`` or ``PATEClassifier.privacy_report_``)."""
-        return cls(
-            _publishable_after_each_query(report), _data_dependent_after_each_query(report), report.delta
-        ).plot(ax=ax, **kwargs)
+        return cls(_publishable_after_each_query(report), _data_dependent_after_each_query(report), report.delta).plot(
+            ax=ax, **kwargs
+        )
 
     @classmethod
     def from_estimator(cls, estimator, *, ax=None, **kwargs):
