@@ -1,13 +1,14 @@
 """Privacy-utility figure: accuracy against the epsilon each method may publish, every method of one run.
 
-Reads JSON files such as the one ``benchmarks/adult.py --json`` writes (a list
-of records ``{"dataset", "method", "epsilon", "accuracy": [one per seed]}``;
-``epsilon`` null for non-private references, drawn as dashed lines; the
-Fashion-MNIST benchmarks do not write one yet) and draws one panel per
+Reads JSON files such as ``benchmarks/adult.py --json`` and
+``benchmarks/fashion_scattering.py --json`` write (a list of records
+``{"dataset", "method", "epsilon", "accuracy": [one per seed]}``; ``epsilon``
+null for non-private references, drawn as dashed lines) and draws one panel per
 dataset: mean accuracy with the seeds' standard deviation as error bars,
 publishable epsilon on a log axis.
 
-Run: ``python benchmarks/figure.py benchmarks/results/adult.json [more.json] [-o docs/images/privacy_utility.png]``
+Run: ``python benchmarks/figure.py benchmarks/results/adult.json benchmarks/results/fashion_mnist.json
+[-o docs/images/privacy_utility.png]``
 """
 
 import argparse
