@@ -52,7 +52,7 @@ def main():
     for seed in range(args.seeds):
         pate = PATEClassifier(
             forest(seed), n_teachers=250, aggregator=ConfidentGNMax(200, 150, 40), max_queries=900,
-            warm_start=True, random_state=seed, n_jobs=-1,
+            classes=["<=50K", ">50K"], warm_start=True, random_state=seed, n_jobs=-1,
         )  # fmt: skip
         pate.fit(data.X_private, data.y_private, X_public=data.X_public)
         answered = pate.public_labels_ != -1

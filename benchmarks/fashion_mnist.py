@@ -30,6 +30,8 @@ from skpate import ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, PATEClassifie
 from skpate.datasets import load_fashion_mnist
 from skpate.nets import make_cnn
 
+#: The label set, public (the dataset's documentation): never taken from the private labels.
+CLASSES = list(range(10))
 #: Small and fast: a teacher sees 240 images.
 TEACHER = dict(channels=(16, 32), hidden_units=64, max_epochs=20, batch_size=32)
 #: The student trains alone in the main process: all of torch's threads.
@@ -56,7 +58,7 @@ def teacher_timing(X, y, X_public, n_jobs):
     ]:
         clf = PATEClassifier(
             make_cnn(**TEACHER, n_threads=threads), n_teachers=10, aggregator=Plurality(), max_queries=200,
-            random_state=0, n_jobs=jobs,
+            classes=CLASSES, random_state=0, n_jobs=jobs,
         )  # fmt: skip
         start = time.perf_counter()
         clf.fit(X[:2400], y[:2400], X_public=X_public)
@@ -117,7 +119,9 @@ def main():
         # What these teachers allow at best: their plurality on every public row, no noise.
         ("plurality of all 5,000 public rows (non-private)", Plurality(), supervised, None, 1, "random"),
     ]  # fmt: skip
-    pate = PATEClassifier(make_cnn(**TEACHER), n_teachers=n, delta=1e-5, warm_start=True, n_jobs=args.n_jobs)
+    pate = PATEClassifier(
+        make_cnn(**TEACHER), n_teachers=n, classes=CLASSES, delta=1e-5, warm_start=True, n_jobs=args.n_jobs
+    )
     header = (
         f"{'setting':49s} {'queries':>7s} {'answered':>8s} {'eps pub':>8s} {'eps dd*':>8s} {'eps (san)':>9s} "
         f"{'label acc':>9s} {'student':>15s} {'fit s':>6s}"

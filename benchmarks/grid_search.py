@@ -38,7 +38,7 @@ def main():
 
     def pate(**params):
         return PATEClassifier(forest, n_teachers=250, aggregator=GNMax(), max_queries=500, random_state=0,
-                              n_jobs=-1, **params)  # fmt: skip
+                              classes=["<=50K", ">50K"], n_jobs=-1, **params)  # fmt: skip
 
     start = time.perf_counter()
     pate().fit(X, y)

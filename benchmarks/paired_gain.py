@@ -45,7 +45,8 @@ def main():
     X, y, X_public, _, X_eval, y_eval = load()
     pate = PATEClassifier(
         make_cnn(**TEACHER), n_teachers=args.teachers, aggregator=confident(args.teachers),
-        student=make_cnn(**STUDENT), max_queries=700, delta=1e-5, warm_start=True, n_jobs=args.n_jobs,
+        student=make_cnn(**STUDENT), max_queries=700, classes=list(range(10)), delta=1e-5, warm_start=True,
+        n_jobs=args.n_jobs,
     )  # fmt: skip
     print(
         f"{args.comparison}: plain | variant (eps dd / di / san, answered, student accuracy), "

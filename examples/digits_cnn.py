@@ -35,6 +35,7 @@ for name, student in [
         aggregator=ConfidentGNMax(threshold=12, sigma_threshold=4, sigma=3),
         student=student,
         max_queries=150,
+        classes=np.arange(10),  # public: digits 0-9
         random_state=0,
         n_jobs=-1,
     )
