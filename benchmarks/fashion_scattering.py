@@ -160,14 +160,14 @@ def pate_rows(X, y, X_public, y_public, X_eval, y_eval, args, add):
 
 
 def fit_dpsgd_linear(X_train, y_train, epsilon, delta, seed, mean, std):
-    """DP-SGD of a linear layer on standardized features; returns (predict function, spent eps, noise multiplier)."""
+    """DP-SGD of a linear layer on standardized features; returns (predict function, the accountant's epsilon)."""
     import torch
     from peers import train_dpsgd  # benchmarks/peers.py, next to this script
 
     def scaled(A):
         return torch.from_numpy(((A - mean) / std).astype(np.float32))
 
-    module, spent, noise_multiplier = train_dpsgd(
+    module, spent, _ = train_dpsgd(
         lambda: torch.nn.Linear(X_train.shape[1], len(CLASSES)), scaled(X_train),
         torch.from_numpy(np.asarray(y_train, dtype=np.int64)), torch.nn.CrossEntropyLoss(), epsilon, delta, seed,
         threads=1, **LINEAR_DPSGD,
@@ -177,7 +177,7 @@ def fit_dpsgd_linear(X_train, y_train, epsilon, delta, seed, mean, std):
         with torch.no_grad():
             return module(scaled(A)).argmax(1).numpy()
 
-    return predict, spent, noise_multiplier
+    return predict, spent
 
 
 def peer_rows(X, y, X_public, X_eval, y_eval, args, add):
@@ -192,7 +192,7 @@ def peer_rows(X, y, X_public, X_eval, y_eval, args, add):
             cnn = fit_dpsgd_cnn(pixels, pixel_labels, epsilon, 1e-5, seed)
             add("peer: Opacus DP-SGD tanh CNN (pixels)", cnn.spent_epsilon, 0, np.nan, cnn.score(pixels_eval, y_eval),
                 epsilon)  # fmt: skip
-            predict, spent, _ = fit_dpsgd_linear(X, y, epsilon, 1e-5, seed, mean, std)
+            predict, spent = fit_dpsgd_linear(X, y, epsilon, 1e-5, seed, mean, std)
             add("peer: Opacus DP-SGD linear on scattering", spent, 0, np.nan, np.mean(predict(X_eval) == y_eval),
                 epsilon)  # fmt: skip
 
