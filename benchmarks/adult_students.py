@@ -21,6 +21,7 @@ Run: ``python benchmarks/adult_students.py [--seeds 3]`` (about 3 minutes on 2 c
 import argparse
 
 import numpy as np
+from adult import CLASSES  # benchmarks/adult.py, next to this script: the public label set
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.semi_supervised import SelfTrainingClassifier
@@ -52,7 +53,7 @@ def main():
     for seed in range(args.seeds):
         pate = PATEClassifier(
             forest(seed), n_teachers=250, aggregator=ConfidentGNMax(200, 150, 40), max_queries=900,
-            classes=["<=50K", ">50K"], warm_start=True, random_state=seed, n_jobs=-1,
+            classes=CLASSES, warm_start=True, random_state=seed, n_jobs=-1,
         )  # fmt: skip
         pate.fit(data.X_private, data.y_private, X_public=data.X_public)
         answered = pate.public_labels_ != -1

@@ -13,6 +13,7 @@ import time
 
 import joblib
 import numpy as np
+from adult import CLASSES  # benchmarks/adult.py, next to this script: the public label set
 from distributed import Client, LocalCluster
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.pipeline import make_pipeline
@@ -29,7 +30,7 @@ def main():
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                           dashboard_address=None) as cluster, Client(cluster):  # fmt: skip
             pate = PATEClassifier(forest, n_teachers=250, aggregator=GNMax(sigma=40.0), max_queries=500,
-                                  classes=["<=50K", ">50K"], sanitize_order=None, random_state=0)  # fmt: skip
+                                  classes=CLASSES, sanitize_order=None, random_state=0)  # fmt: skip
             start = time.perf_counter()
             with joblib.parallel_backend("dask"):
                 pate.fit(data.X_private, data.y_private, X_public=data.X_public)

@@ -23,7 +23,7 @@ import argparse
 import time
 
 import numpy as np
-from fashion_mnist import STUDENT, TEACHER, confident, load
+from fashion_mnist import CLASSES, STUDENT, TEACHER, confident, load
 
 from skpate import PATEClassifier
 from skpate.nets import make_cnn
@@ -45,7 +45,7 @@ def main():
     X, y, X_public, _, X_eval, y_eval = load()
     pate = PATEClassifier(
         make_cnn(**TEACHER), n_teachers=args.teachers, aggregator=confident(args.teachers),
-        student=make_cnn(**STUDENT), max_queries=700, classes=list(range(10)), delta=1e-5, warm_start=True,
+        student=make_cnn(**STUDENT), max_queries=700, classes=CLASSES, delta=1e-5, warm_start=True,
         n_jobs=args.n_jobs,
     )  # fmt: skip
     print(
