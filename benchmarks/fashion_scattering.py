@@ -27,7 +27,11 @@ seed and reused across rows with ``warm_start``), publishable epsilon first:
    their 5,000 true labels;
 2. PATE at publishable epsilon (the budget, ``epsilon=...``) 1 and 3, with GNMax
    at sigma = n_teachers / k (``--divisors``) and as many queries as the budget
-   covers, ``n_rounds`` rounds of uncertainty sampling, each student;
+   covers, ``n_rounds`` rounds of uncertainty sampling, each student; with
+   ``--confident T S`` also Confident-GNMax (threshold ``T n``, its noise ``S n``,
+   answers at ``n / k``) under the same budget: a filter that submits queries
+   until the budget is spent, each paying the threshold check and, if answered,
+   the answer (PATE 2018; the publishable cost is a priori, Gaussian DP);
 3. with ``--peers``, in the same run: the DP-SGD tanh CNN of
    ``fashion_peers.py`` on the private pixels, and DP-SGD of a linear layer on
    the same scattering features of the private images (Tramer & Boneh 2021),
@@ -70,7 +74,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.semi_supervised import SelfTrainingClassifier  # noqa: E402
 
-from skpate import GNMax, PATEClassifier  # noqa: E402
+from skpate import ConfidentGNMax, GNMax, PATEClassifier  # noqa: E402
 from skpate.datasets import load_fashion_mnist  # noqa: E402
 
 CACHE = "/tmp/fmnist_scattering.npy"
@@ -132,17 +136,26 @@ def pate_rows(X, y, X_public, y_public, X_eval, y_eval, args, add):
         pate = PATEClassifier(
             TEACHERS[args.teacher](), n_teachers=n, classes=CLASSES, random_state=seed, warm_start=True, n_jobs=1
         )
+        aggregators = {f"GNMax sigma=n/{k:g}": GNMax(sigma=n / k) for k in args.divisors}
+        if args.confident:
+            threshold, sigma_threshold = args.confident
+            aggregators |= {
+                f"Confident-GNMax {threshold:g}n/{sigma_threshold:g}n/n/{k:g}": ConfidentGNMax(
+                    threshold * n, sigma_threshold * n, n / k
+                )
+                for k in args.divisors
+            }
         for epsilon in args.epsilons:
-            for k in args.divisors:
+            for name, aggregator in aggregators.items():
                 for student in args.students:
                     pate.set_params(
-                        aggregator=GNMax(sigma=n / k), epsilon=epsilon, student=STUDENTS[student](),
+                        aggregator=aggregator, epsilon=epsilon, student=STUDENTS[student](),
                         query_strategy="uncertainty" if args.rounds > 1 else "random", n_rounds=args.rounds,
                     )  # fmt: skip
                     pate.fit(X, y, X_public=X_public)
                     answered = pate.public_labels_ != -1
                     add(
-                        f"GNMax sigma=n/{k:g}, {student} student", pate.privacy_spent_[0], pate.n_queries_,
+                        f"{name}, {student} student", pate.privacy_spent_[0], pate.n_queries_,
                         np.mean(pate.public_labels_[answered] == y_public[answered]), pate.score(X_eval, y_eval),
                         epsilon,
                     )  # fmt: skip
@@ -206,6 +219,10 @@ def main():
     parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 3.0])
     parser.add_argument("--divisors", type=float, nargs="+", default=[4, 5], help="sigma = n_teachers / k")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of uncertainty sampling (1: random queries)")
+    parser.add_argument(
+        "--confident", type=float, nargs=2, metavar=("T", "S"), default=None,
+        help="also Confident-GNMax(T n, S n, n / k) for each divisor k, under the same budget (a filter)",
+    )  # fmt: skip
     parser.add_argument("--peers", action="store_true", help="also run the DP-SGD peers in this run")
     parser.add_argument("--peer-seeds", type=int, default=1)
     parser.add_argument("--json", help="also write the accuracies to this file, for benchmarks/figure.py")
