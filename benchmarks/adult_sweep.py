@@ -16,9 +16,10 @@ table starts with each teacher setting's noise-free plurality on the public pool
 (non-private; a diagnostic, what its votes know at best).
 
 Run: ``python benchmarks/adult_sweep.py [--seeds 1] [--epsilons 1 2]`` (about 10 minutes per seed on 2 cores).
-Teachers and thresholds at epsilon 0.5 with the recipe's student and queries:
-``python benchmarks/adult_sweep.py --seeds 3 --epsilons 0.5 1 --teachers 250 500 --vote-thresholds 0.5 0.45 0.4
---divisors 1.75 2.5 --students "forest (min_samples_leaf=5)" --strategies uncertainty --rounds 5 --no-confident``.
+Teachers and thresholds with the recipe's student and queries (``benchmarks/results/adult_teachers.txt``, 40
+minutes on one core): ``python benchmarks/adult_sweep.py --seeds 3 --epsilons 0.5 1 --teachers 250 500
+--vote-thresholds 0.5 0.45 --divisors 1.75 2.5 --students "forest (min_samples_leaf=5)" --strategies uncertainty
+--rounds 5 --no-confident --n-jobs 1``.
 """
 
 import argparse
