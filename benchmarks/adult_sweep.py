@@ -27,6 +27,7 @@ import itertools
 import time
 
 import numpy as np
+from adult import CLASSES  # benchmarks/adult.py, next to this script: the public label set
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
@@ -36,8 +37,6 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from skpate import ConfidentGNMax, GNMax, PATEClassifier
 from skpate.datasets import ADULT_CATEGORICAL, ADULT_CATEGORIES, adult_encoder, adult_papers_split
-
-CLASSES = ["<=50K", ">50K"]
 
 
 def students(seed):
@@ -108,7 +107,7 @@ def main():
                     if strategy != "random":
                         student_name = f"{student_name}, {strategy} x{rounds}"
                     key = (epsilon, teachers, name, student_name)
-                    if teachers not in pluralities or len(pluralities[teachers]) <= seed:  # the votes, noise-free
+                    if len(pluralities.get(teachers, [])) == seed:  # this seed's first fit: the votes, noise-free
                         votes = pate.teachers_.votes(data.X_public, np.arange(len(data.y_public)))
                         plurality = np.asarray(CLASSES)[votes.argmax(axis=1)]
                         pluralities.setdefault(teachers, []).append(np.mean(plurality == data.y_public))
