@@ -23,6 +23,9 @@ from .privacy.cost import Cost, gaussian_budget, largest_count
 
 __all__ = ["PATEClassifier"]
 
+#: Rounds of uncertainty sampling of ``n_rounds="auto"`` (measured: 5 beat 3, 10 no better than 5).
+AUTO_ROUNDS = 5
+
 
 class _Plan(NamedTuple):
     """What a fit may spend, fixed before any teacher is trained (public quantities only)."""
@@ -31,6 +34,8 @@ class _Plan(NamedTuple):
     budget_mu_squared: float  # the filter's budget in Gaussian DP, or None: no filter needed
     release: Cost  # the sanitized release, if any
     reserved: Cost  # everything the fit can cost: what an accountant reserves
+    query_strategy: str = "random"  # "auto" resolved
+    n_rounds: int = 1  # "auto" resolved
 
 
 class _Inputs(NamedTuple):
@@ -160,8 +165,11 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``GNMax(sigma=40)`` without a budget; with ``epsilon``, GNMax whose
         noise is calibrated to it: ``GNMax.for_budget(epsilon, delta,
         max_queries)`` when ``max_queries`` is given, else ``sigma =
-        n_teachers / 3`` with as many queries as the budget allows (see also
-        :func:`skpate.make_tabular_pate`). ``InteractiveGNMax`` compares the teachers with
+        n_teachers / (1.75 sqrt(n_classes / 2))`` (``n_teachers / 1.75`` for
+        two classes) with as many queries as the budget allows, or less noise
+        where that would be more than 2,000 queries or the public rows (see
+        :meth:`GNMax.for_ensemble`, measured on UCI Adult and Fashion-MNIST).
+        ``InteractiveGNMax`` compares the teachers with
         the student of the previous round (the uniform distribution in the
         first round, which makes it Confident-GNMax with threshold
         ``threshold + n_teachers / n_classes``).
@@ -192,15 +200,22 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         None takes it from the private labels and raises a
         :class:`~skpate.PrivacyLeakWarning`: which labels occur in the
         private data is then published.
-    query_strategy : {"random", "uncertainty"}, default="random"
+    query_strategy : {"auto", "random", "uncertainty"}, default="auto"
         How each round picks its queries among the public rows not yet
         queried: at random, or (after the first, random round) the rows where
         the current student's top probability is lowest (PATE 2017, App. C).
-        Costs no privacy: the student is already a DP output.
-    n_rounds : int, default=1
+        Costs no privacy: the student is already a DP output. ``"auto"``:
+        ``"uncertainty"`` when the fit has a budget (``epsilon``) and the
+        student has ``predict_proba``, else ``"random"``.
+    n_rounds : int or "auto", default="auto"
         The queries are split into this many rounds; the student is retrained
         after each, and feeds the next round's query choice and
-        ``InteractiveGNMax``. The RDP of all rounds composes in the report.
+        ``InteractiveGNMax``. The cost of all rounds composes in the report.
+        ``"auto"``: 5 rounds with uncertainty sampling, else 1. With a
+        budget, the default GNMax, uncertainty sampling and 5 rounds are the
+        tabular recipe's settings: on UCI Adult they lifted the default fit
+        (a forest as teachers and student) by 0.5 to 3 points at publishable
+        epsilon 0.5 to 4 (``benchmarks/adult.py``).
     semi_supervised : bool or "auto", default="auto"
         Give the student every public row, labeled ``-1`` where there is no
         answer (scikit-learn's convention). ``"auto"``: when the student is
@@ -329,8 +344,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "epsilon": [None, Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "classes": [None, "array-like"],
-        "query_strategy": [StrOptions({"random", "uncertainty"})],
-        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "query_strategy": [StrOptions({"auto", "random", "uncertainty"})],
+        "n_rounds": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "semi_supervised": ["boolean", StrOptions({"auto"})],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
@@ -351,8 +366,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         epsilon=None,
         delta=1e-5,
         classes=None,
-        query_strategy="random",
-        n_rounds=1,
+        query_strategy="auto",
+        n_rounds="auto",
         semi_supervised="auto",
         warm_start=False,
         random_state=None,
@@ -504,16 +519,21 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _plan(self, data):
         """The aggregator, the student and what the fit may spend: public quantities only."""
         n_possible = self._n_possible(_num_samples(data.X_public))
-        aggregator = self._aggregator(n_possible)
+        aggregator = self._aggregator(n_possible, data.classes.size)
         aggregator._validate(self.n_teachers)  # e.g. threshold > n_teachers, before any teacher sees data
         student = clone(self.student if self.student is not None else self.estimator)
-        needs_proba = self.query_strategy == "uncertainty" or aggregator._needs_student
-        if needs_proba and self.n_rounds > 1 and not hasattr(student, "predict_proba"):
+        strategy = self.query_strategy
+        if strategy == "auto":  # a budget-first fit also chooses which rows its budget buys answers for
+            strategy = "uncertainty" if self.epsilon is not None and hasattr(student, "predict_proba") else "random"
+        n_rounds = self.n_rounds if self.n_rounds != "auto" else AUTO_ROUNDS if strategy == "uncertainty" else 1
+        needs_proba = strategy == "uncertainty" or aggregator._needs_student
+        if needs_proba and n_rounds > 1 and not hasattr(student, "predict_proba"):
             raise ValueError(
                 "query_strategy='uncertainty' and InteractiveGNMax rounds need a student with predict_proba; "
                 f"{type(student).__name__} has none."
             )
-        return aggregator, student, self._plan_budget(aggregator, n_possible, self._release_order(aggregator))
+        plan = self._plan_budget(aggregator, n_possible, self._release_order(aggregator))
+        return aggregator, student, plan._replace(query_strategy=strategy, n_rounds=n_rounds)
 
     def _ensemble(self, data, rng):
         """The teachers of this fit: reused (``warm_start``) or partitioned and seeded, not yet trained."""
@@ -545,18 +565,18 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         semi_supervised = _is_semi_supervised(student) if self.semi_supervised == "auto" else self.semi_supervised
         check, answer = aggregator.query_cost()
-        round_sizes = [len(chunk) for chunk in np.array_split(np.arange(plan.n_queries), self.n_rounds)]
+        round_sizes = [len(chunk) for chunk in np.array_split(np.arange(plan.n_queries), plan.n_rounds)]
         fitted_student = None
         for round_number, size in enumerate(round_sizes):
             room = None
             if plan.budget_mu_squared is not None:  # this round's share; what earlier rounds left carries over
-                share = plan.budget_mu_squared * (round_number + 1) / self.n_rounds
+                share = plan.budget_mu_squared * (round_number + 1) / plan.n_rounds
                 room = share - transcript.charged(aggregator).mu_squared
                 size = _rows_to_vote(room, check, answer, plan.n_queries - transcript.n_queries)
             size = min(size, int(np.count_nonzero(~transcript.queried)))
             if size <= 0:
                 continue
-            rows = self._choose_queries(data.X_public, transcript.queried, size, fitted_student, rng)
+            rows = self._choose_queries(data.X_public, transcript.queried, size, fitted_student, plan.query_strategy, rng)
             start = time.perf_counter()
             if ensemble.is_fitted:
                 votes = ensemble.votes(data.X_public, rows)
@@ -590,10 +610,10 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if not transcript.votes:
             raise ValueError("no query was submitted; raise epsilon or max_queries, or give more public rows.")
 
-    def _choose_queries(self, X_public, queried, size, student, rng):
+    def _choose_queries(self, X_public, queried, size, student, strategy, rng):
         """``size`` public rows not yet queried: at random, or where the fitted ``student`` is least sure."""
         candidates = np.flatnonzero(~queried)
-        if student is None or self.query_strategy == "random":
+        if student is None or strategy == "random":
             rows = rng.permutation(candidates)[:size]
         else:  # PATE 2017 App. C: the rows the current student is least sure of
             confidence = student.predict_proba(_safe_indexing(X_public, candidates)).max(axis=1)
@@ -663,17 +683,22 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
         return np.sort(classes)
 
-    def _aggregator(self, n_possible):
+    def _aggregator(self, n_possible, n_classes):
         """The aggregator object; with a budget and no aggregator, GNMax with noise calibrated to it."""
         if self.aggregator is None:
             if self.epsilon is None:
                 return agg.GNMax(sigma=40.0)
             if self.max_queries is not None:  # spend the budget on max_queries answers
                 return agg.GNMax.for_budget(self.epsilon, self.delta, n_possible, self.sanitize_order)  # releasable
-            # Noise a third of the ensemble: a 2-to-1 majority stands out of it. With the default student (a clone
-            # of the teachers, which memorises noisy labels) it beat the recipe's n / 1.75 on Adult by 0.5 to 0.8
-            # points at publishable eps 1-4 (0.3 behind at 0.5; benchmarks/adult.py, 3 seeds).
-            return agg.GNMax(sigma=self.n_teachers / 3.0)
+            if n_classes is None:
+                raise ValueError(
+                    "the noise calibrated to epsilon depends on the number of classes: pass classes=... (or an "
+                    "aggregator) to compute the publishable epsilon before the fit."
+                )
+            return agg.GNMax.for_ensemble(
+                self.epsilon, self.delta, self.n_teachers, n_classes, min(n_possible, agg.MAX_BUDGET_ANSWERS),
+                self.sanitize_order,
+            )  # fmt: skip
         if isinstance(self.aggregator, str):
             return agg.AGGREGATORS[self.aggregator]()
         return clone(self.aggregator)
@@ -695,7 +720,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         epsilon : float
         """
         n_possible = self._n_possible(n_public)
-        aggregator = self._aggregator(n_possible)
+        aggregator = self._aggregator(n_possible, None if self.classes is None else np.unique(self.classes).size)
         plan = self._plan_budget(aggregator, n_possible, self._release_order(aggregator))
         return plan.reserved.epsilon(self.delta)[0]
 

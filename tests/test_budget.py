@@ -14,6 +14,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from skpate import ConfidentGNMax, GNMax, LNMax, PATEClassifier, Plurality
 from skpate.privacy import BudgetExceededError, Cost, RDPAccountant, analyze, gdp_delta, gdp_epsilon
+from skpate.privacy.cost import largest_count
 
 
 @pytest.fixture(scope="module")
@@ -282,9 +283,32 @@ def test_for_budget_includes_the_sanitized_release(data):
         GNMax.for_budget(0.01, 1e-5, 50, sanitize_order=20.0)
 
 
+@pytest.mark.parametrize("n_teachers, n_classes", [(250, 2), (250, 10), (40, 3)])
+def test_gnmax_for_ensemble_is_relative_noise_until_max_answers(n_teachers, n_classes):
+    # By hand: 250 / 1.75; 250 / (1.75 sqrt 5) = 250 / 3.913; 40 / (1.75 sqrt 1.5) = 40 / 2.143.
+    relative = {(250, 2): 142.857, (250, 10): 63.888, (40, 3): 18.663}[n_teachers, n_classes]
+    # A small budget: fewer than max_answers answers at the relative noise, so the noise stays there.
+    small = GNMax.for_ensemble(0.5, 1e-5, n_teachers, n_classes, max_answers=10**6)
+    assert small.sigma == pytest.approx(relative, rel=1e-4)
+    # A large one: the noise drops until exactly max_answers answers spend it.
+    large = GNMax.for_ensemble(40.0, 1e-5, n_teachers, n_classes, max_answers=300)
+    assert large.sigma == GNMax.for_budget(40.0, 1e-5, 300).sigma < relative
+    assert largest_count(large.query_cost()[1], 40.0, 1e-5, limit=10**6) == 300
+    # The default cap is 2,000 answers; the noise never grows with the budget, and more classes need less noise.
+    assert GNMax.for_ensemble(40.0, 1e-5, n_teachers, n_classes).sigma == GNMax.for_budget(40.0, 1e-5, 2000).sigma
+    sigmas = [GNMax.for_ensemble(eps, 1e-5, n_teachers, n_classes).sigma for eps in (0.5, 1, 2, 4, 8, 16)]
+    assert np.all(np.diff(sigmas) <= 0)
+    assert GNMax.for_ensemble(0.5, 1e-5, n_teachers, n_classes + 1).sigma < small.sigma
+
+
 @pytest.mark.parametrize(
     "call, match",
     [
+        (lambda: GNMax.for_ensemble(1.0, 1e-5, 250, 1), "n_classes"),
+        (lambda: GNMax.for_ensemble(1.0, 1e-5, 250, True), "n_classes"),
+        (lambda: GNMax.for_ensemble(1.0, 1e-5, 0, 2), "n_teachers"),
+        (lambda: GNMax.for_ensemble(1.0, 1e-5, 250, 2, max_answers=0), "max_answers"),
+        (lambda: GNMax.for_ensemble(0.0, 1e-5, 250, 2), "epsilon"),
         (lambda: GNMax.for_budget(0.0, 1e-5, 10), "epsilon"),
         (lambda: GNMax.for_budget(np.inf, 1e-5, 10), "epsilon"),
         (lambda: GNMax.for_budget(1.0, 2.0, 10), "delta"),

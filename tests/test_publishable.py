@@ -178,11 +178,27 @@ def test_budget_first_fit_never_publishes_more_and_spends_nearly_all(data, aggre
 def test_budget_without_noise_calibrates_gnmax(data):
     X, y, X_pub, y_pub = data
     clf = pate(epsilon=2.0).fit(X, y, X_public=X_pub)
-    assert clf.aggregator_.sigma == pytest.approx(50 / 3)
+    # GNMax.for_ensemble: 50 teachers, 3 classes -> sigma = 50 / (1.75 sqrt(3 / 2)) = 23.33, which 2.0 covers for
+    # fewer than the 1,000 public rows (so the noise is not lowered).
+    assert clf.aggregator_.sigma == pytest.approx(50 / (1.75 * np.sqrt(1.5)))
+    assert clf.n_queries_ < len(X_pub)
     assert 0.9 * 2.0 <= clf.privacy_spent_[0] <= 2.0
+    # A budget that covers every public row at that noise buys less noise instead, and spends it on all of them.
+    rich = pate(epsilon=20.0).fit(X, y, X_public=X_pub)
+    assert rich.aggregator_.sigma == GNMax.for_budget(20.0, 1e-5, len(X_pub)).sigma < 50 / (1.75 * np.sqrt(1.5))
+    assert rich.n_queries_ == len(X_pub) and rich.privacy_spent_[0] == pytest.approx(20.0, rel=1e-6)
     fixed = pate(epsilon=2.0, max_queries=100).fit(X, y, X_public=X_pub)
     assert fixed.n_queries_ == 100 and fixed.aggregator_.sigma == GNMax.for_budget(2.0, 1e-5, 100).sigma
     assert fixed.privacy_spent_[0] == pytest.approx(2.0, rel=1e-6)
+
+
+def test_publishable_epsilon_before_the_fit_needs_the_label_set_for_default_noise():
+    # The default noise under a budget depends on the number of classes, which only classes= gives a priori.
+    with pytest.raises(ValueError, match="classes="):
+        pate(epsilon=2.0, classes=None).publishable_epsilon(1000)
+    assert pate(epsilon=2.0).publishable_epsilon(1000) == pytest.approx(2.0, rel=0.05)
+    assert pate(epsilon=2.0).publishable_epsilon(1000) <= 2.0
+    assert pate(epsilon=2.0, classes=None, aggregator=GNMax(sigma=20.0)).publishable_epsilon(1000) <= 2.0
 
 
 def test_budget_that_the_plan_never_reaches_publishes_the_apriori_bound(data):

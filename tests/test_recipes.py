@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.preprocessing import StandardScaler
@@ -14,13 +15,14 @@ def test_recipe_configures_the_measured_settings():
     pate = make_tabular_pate(StandardScaler(), epsilon=1.0, classes=[0, 1], n_teachers=40, random_state=3)
     params = pate.get_params()
     assert (params["epsilon"], params["n_teachers"], params["random_state"]) == (1.0, 40, 3)
-    assert (params["query_strategy"], params["n_rounds"], params["aggregator__sigma"]) == ("uncertainty", 5, 40 / 1.75)
+    # Noise and queries: the estimator's budget defaults (GNMax.for_ensemble, 5 rounds of uncertainty sampling).
+    assert (params["aggregator"], params["query_strategy"], params["n_rounds"]) == (None, "auto", "auto")
     teacher, student = params["estimator"][-1], params["student"][-1]
     assert isinstance(teacher, RandomForestClassifier) and teacher.max_features is None
     assert isinstance(student, RandomForestClassifier) and student.min_samples_leaf == 5
     # Each pipeline has its own preprocessor: nothing fitted is shared between teachers and student.
     assert params["estimator"][0] is not params["student"][0]
-    assert make_tabular_pate(epsilon=1.0, classes=[0, 1], n_rounds=1).query_strategy == "random"
+    assert make_tabular_pate(epsilon=1.0, classes=[0, 1], n_rounds=1).n_rounds == 1
 
 
 def test_recipe_fit_spends_at_most_its_budget_and_learns():
@@ -36,14 +38,19 @@ def test_recipe_fit_spends_at_most_its_budget_and_learns():
 
 
 def test_recipe_buys_less_noise_instead_of_more_than_max_answers_queries():
-    # At epsilon 0.5 the budget covers fewer than 2,000 queries at n/1.75: the noise stays there.
-    assert make_tabular_pate(epsilon=0.5, classes=[0, 1]).aggregator.sigma == pytest.approx(250 / 1.75)
-    # At epsilon 4 it would cover 8,000+: the noise drops until 2,000 queries spend the budget exactly.
-    capped = make_tabular_pate(epsilon=4.0, classes=[0, 1]).aggregator
-    assert capped.sigma < 250 / 3
-    answer = capped.query_cost()[1]
-    assert largest_count(answer, 4.0, 1e-5, limit=10**6) == 2000
-    assert make_tabular_pate(epsilon=4.0, classes=[0, 1], max_answers=500).aggregator.sigma < capped.sigma
+    X, y = make_classification(n_samples=3000, n_features=8, n_informative=5, random_state=0)
+    # At epsilon 0.5 the budget covers fewer than the 1,000 public rows at n/1.75: the noise stays there.
+    low = make_tabular_pate(epsilon=0.5, classes=[0, 1], n_teachers=20, n_rounds=1, random_state=0)
+    low.fit(X[:2000], y[:2000], X_public=X[2000:])
+    assert low.aggregator_.sigma == pytest.approx(20 / 1.75) and low.n_queries_ < 1000
+    # At epsilon 40 it would cover more than the public rows: the noise drops until they spend the budget.
+    high = clone(low).set_params(epsilon=40.0).fit(X[:2000], y[:2000], X_public=X[2000:])
+    assert high.aggregator_.sigma < 20 / 1.75 and high.n_queries_ == 1000
+    assert high.privacy_spent_[0] == pytest.approx(40.0, rel=1e-6)
+    # An explicit max_answers fixes the noise before the fit: max_answers answers spend the budget exactly.
+    capped = make_tabular_pate(epsilon=4.0, classes=[0, 1], max_answers=500).aggregator
+    assert capped.sigma < 250 / 1.75
+    assert largest_count(capped.query_cost()[1], 4.0, 1e-5, limit=10**6) == 500
 
 
 @pytest.mark.parametrize("max_answers", [0, -3, 2.5, True, "2000"])

@@ -58,6 +58,31 @@ def test_uncertainty_needs_predict_proba(data):
         pate(student=LinearSVC(), n_rounds=2, query_strategy="uncertainty").fit(X, y, X_public=X_pub)
 
 
+def test_auto_queries_are_uncertainty_rounds_under_a_budget_and_random_without(data):
+    X, y, X_pub, _ = data
+
+    def fit(**params):
+        return pate(**params).fit(X, y, X_public=X_pub)
+
+    def same(a, b):
+        return np.array_equal(a.public_queried_, b.public_queried_) and np.array_equal(a.public_labels_, b.public_labels_)
+
+    budget = dict(aggregator=GNMax(sigma=30.0), epsilon=2.0)
+    auto = fit(**budget)
+    assert 0 < auto.n_queries_ < len(X_pub)
+    assert same(auto, fit(**budget, query_strategy="uncertainty", n_rounds=5))
+    assert not same(auto, fit(**budget, query_strategy="random", n_rounds=1))
+    # No budget: random queries in one round, as in the papers.
+    assert same(fit(max_queries=150), fit(max_queries=150, query_strategy="random", n_rounds=1))
+    # "auto" rounds follow the strategy given.
+    assert same(fit(max_queries=150, query_strategy="uncertainty"), fit(max_queries=150, query_strategy="uncertainty",
+                                                                        n_rounds=5))  # fmt: skip
+    assert same(fit(**budget, query_strategy="random"), fit(**budget, query_strategy="random", n_rounds=1))
+    # A student without predict_proba cannot rank rows: random, one round, no error.
+    assert same(fit(student=LinearSVC(), **budget), fit(student=LinearSVC(), **budget, query_strategy="random",
+                                                         n_rounds=1))  # fmt: skip
+
+
 def test_interactive_rounds_compose_and_reinforce(data):
     X, y, X_pub, _ = data
     agg = InteractiveGNMax(threshold=8, sigma_threshold=2.0, sigma=2.0, confidence=0.8)
