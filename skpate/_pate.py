@@ -576,7 +576,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             size = min(size, int(np.count_nonzero(~transcript.queried)))
             if size <= 0:
                 continue
-            rows = self._choose_queries(data.X_public, transcript.queried, size, fitted_student, plan.query_strategy, rng)
+            strategy = plan.query_strategy
+            rows = self._choose_queries(data.X_public, transcript.queried, size, fitted_student, strategy, rng)
             start = time.perf_counter()
             if ensemble.is_fitted:
                 votes = ensemble.votes(data.X_public, rows)

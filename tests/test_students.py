@@ -65,7 +65,8 @@ def test_auto_queries_are_uncertainty_rounds_under_a_budget_and_random_without(d
         return pate(**params).fit(X, y, X_public=X_pub)
 
     def same(a, b):
-        return np.array_equal(a.public_queried_, b.public_queried_) and np.array_equal(a.public_labels_, b.public_labels_)
+        queried, labels = (np.array_equal(getattr(a, k), getattr(b, k)) for k in ("public_queried_", "public_labels_"))
+        return queried and labels
 
     budget = dict(aggregator=GNMax(sigma=30.0), epsilon=2.0)
     auto = fit(**budget)
