@@ -31,7 +31,9 @@ seed and reused across rows with ``warm_start``), publishable epsilon first:
    ``--confident T S`` also Confident-GNMax (threshold ``T n``, its noise ``S n``,
    answers at ``n / k``) under the same budget: a filter that submits queries
    until the budget is spent, each paying the threshold check and, if answered,
-   the answer (PATE 2018; the publishable cost is a priori, Gaussian DP);
+   the answer (PATE 2018; the publishable cost is a priori, Gaussian DP); with
+   ``--default``, also ``PATEClassifier``'s own noise under a budget
+   (``GNMax.for_ensemble``: ``n / 3.91`` for 10 classes);
 3. with ``--peers``, in the same run: the DP-SGD tanh CNN of
    ``fashion_peers.py`` on the private pixels, and DP-SGD of a linear layer on
    the same scattering features of the private images (Tramer & Boneh 2021),
@@ -137,6 +139,8 @@ def pate_rows(X, y, X_public, y_public, X_eval, y_eval, args, add):
             TEACHERS[args.teacher](), n_teachers=n, classes=CLASSES, random_state=seed, warm_start=True, n_jobs=1
         )
         aggregators = {f"GNMax sigma=n/{k:g}": GNMax(sigma=n / k) for k in args.divisors}
+        if args.default:  # PATEClassifier's noise under a budget: GNMax.for_ensemble, n / 3.91 for 10 classes
+            aggregators["default noise (GNMax.for_ensemble)"] = None
         if args.confident:
             threshold, sigma_threshold = args.confident
             aggregators |= {
@@ -223,6 +227,7 @@ def main():
         "--confident", type=float, nargs=2, metavar=("T", "S"), default=None,
         help="also Confident-GNMax(T n, S n, n / k) for each divisor k, under the same budget (a filter)",
     )  # fmt: skip
+    parser.add_argument("--default", action="store_true", help="also PATEClassifier's default noise under a budget")
     parser.add_argument("--peers", action="store_true", help="also run the DP-SGD peers in this run")
     parser.add_argument("--peer-seeds", type=int, default=1)
     parser.add_argument("--json", help="also write the accuracies to this file, for benchmarks/figure.py")
