@@ -22,7 +22,8 @@ the number of answers, not their noise, is what holds PATE back there).
 
 Run: ``python benchmarks/adult.py [--seeds 3] [--n-jobs -1] [--peers] [--json results.json]`` (about
 15 minutes on 2 cores; ``--peers`` adds Opacus DP-SGD from ``benchmarks/peers.py``
-in the same run, same split, same delta).
+in the same run, same split, same delta: at epsilon for add/remove adjacency, Opacus's, and the
+linear model also at epsilon for replacement of one record, skpate's).
 
 Columns, publishable first: the epsilon to publish (``privacy_report_.epsilon``,
 an a-priori bound or the budget), queries submitted and answered, the papers'
@@ -177,7 +178,7 @@ def main():
         import peers  # benchmarks/peers.py, next to this script
 
         print("\nPeers in the same run (same split, same delta; publishable epsilon = their a-priori guarantee):")
-        for name in ("dpsgd-logistic", "dpsgd-mlp"):
+        for name in ("dpsgd-logistic", "dpsgd-logistic (replace-one)", "dpsgd-mlp"):
             results = peers.evaluate(name, data, BUDGETS, args.seeds)
             for epsilon in BUDGETS:
                 accuracies, seconds, _ = results[epsilon]
