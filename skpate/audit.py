@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import beta
 
-from ._validation import check_generator, check_votes
+from ._validation import check_generator, check_positive_int, check_votes
 from .privacy.rdp import check_delta, rdp_to_dp
 
 __all__ = ["AuditResult", "audit", "claimed_epsilon"]
@@ -100,8 +100,7 @@ def audit(
     moved = neighbour[0] - votes[0]
     if sorted(moved[moved != 0].tolist()) != [-1, 1]:
         raise ValueError("neighbour_votes must differ from votes by one teacher's vote (one count -1, another +1).")
-    if not (isinstance(n_trials, (int, np.integer)) and n_trials >= 1):
-        raise ValueError(f"n_trials must be a positive integer, got {n_trials!r}.")
+    check_positive_int("n_trials", n_trials)
     if not 0 <= delta < 1:
         raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
     if not 0 < alpha < 1:

@@ -80,6 +80,8 @@ def test_nzc_audit_disproves_near_zero_cost_and_the_honest_bound_holds():
         (dict(votes=[5, 5], neighbour_votes=[5, 5]), "one teacher"),
         (dict(votes=[5, 5], neighbour_votes=[4, 5, 1]), "same classes"),
         (dict(votes=[5, 5], neighbour_votes=[4, 6], n_trials=0), "n_trials"),
+        (dict(votes=[5, 5], neighbour_votes=[4, 6], n_trials=True), "n_trials"),
+        (dict(votes=[5, 5], neighbour_votes=[4, 6], n_trials=10.0), "n_trials"),
         (dict(votes=[5, 5], neighbour_votes=[4, 6], delta=1.0), "delta"),
         (dict(votes=[5, 5], neighbour_votes=[4, 6], alpha=0.0), "alpha"),
         (dict(votes=[5, np.nan], neighbour_votes=[4, 6]), "finite"),
