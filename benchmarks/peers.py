@@ -241,6 +241,9 @@ def train_dpsgd(module_fn, inputs, targets, loss_fn, epsilon, delta, seed, batch
 
     from skpate.nets import _torch_threads  # scoped to the call, restored after
 
+    if neighboring not in ("add-remove", "replace-one"):
+        raise ValueError(f"neighboring must be 'add-remove' or 'replace-one', got {neighboring!r}.")
+
     # Fork the global RNG so that seeding here (weight init) leaves the caller's torch state untouched; sampling
     # and noise draw from their own generators.
     with torch.random.fork_rng(), warnings.catch_warnings(), _torch_threads(threads):
@@ -279,9 +282,10 @@ def train_dpsgd(module_fn, inputs, targets, loss_fn, epsilon, delta, seed, batch
                 optimizer.zero_grad()
                 loss_fn(private_module(xb), yb).backward()
                 optimizer.step()
-        spent = engine.get_epsilon(delta)
         if neighboring == "replace-one":
             spent = replace_one_epsilon(optimizer.noise_multiplier, sample_rate, steps, delta)
+        else:
+            spent = engine.get_epsilon(delta)
     if spent > epsilon * 1.001:  # the a-priori calibration must hold; 0.1% slack for the accountant's grid
         raise RuntimeError(f"DP-SGD spent epsilon {spent:.4f} > target {epsilon}")
     module.eval()
