@@ -30,9 +30,11 @@ setup(
         "distributed": ["dask[distributed]>=2023.1"],
         "plot": ["matplotlib>=3.5"],
         # Differentially private peers in benchmarks/peers.py and fashion_peers.py, the wavelet features of
-        # fashion_scattering.py, the figure of figure.py. diffprivlib is not listed: it pins
-        # scikit-learn <= 1.7.2, so it runs from a separate environment (see peers.py's docstring).
+        # fashion_scattering.py, the figure of figure.py.
         "bench": ["opacus>=1.4", "dp-accounting>=0.4", "kymatio>=0.3", "matplotlib>=3.5"],
+        # diffprivlib pins scikit-learn <= 1.7.2: in its own environment, ".[bench,diffprivlib]" runs every peer
+        # of benchmarks/adult.py --peers in the same run.
+        "diffprivlib": ["diffprivlib>=0.6", "scikit-learn>=1.6,<=1.7.2"],
         "docs": ["sphinx>=7", "numpydoc>=1.6", "sphinx-gallery>=0.15", "myst-parser>=2", "matplotlib>=3.5"],
         # The tests also build the docs (tests/test_docs.py) and run teachers on dask and Ray.
         "tests": [

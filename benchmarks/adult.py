@@ -178,13 +178,18 @@ def main():
         import peers  # benchmarks/peers.py, next to this script
 
         print("\nPeers in the same run (same split, same delta; publishable epsilon = their a-priori guarantee):")
-        for name in ("dpsgd-logistic", "dpsgd-logistic (replace-one)", "dpsgd-mlp"):
-            results = peers.evaluate(name, data, BUDGETS, args.seeds)
+        for name in ("dpsgd-logistic", "dpsgd-logistic (replace-one)", "dpsgd-mlp", "diffprivlib"):
+            try:
+                results = peers.evaluate(name, data, BUDGETS, args.seeds)
+            except ImportError as error:  # diffprivlib pins scikit-learn <= 1.7.2: the `diffprivlib` extra
+                print(f"{name:50s} skipped: {error}", flush=True)
+                continue
             for epsilon in BUDGETS:
                 accuracies, seconds, _ = results[epsilon]
-                records.append(_record(f"Opacus {name}", epsilon, accuracies))
+                label = name if name == "diffprivlib" else f"Opacus {name}"
+                records.append(_record(label, epsilon, accuracies))
                 print(
-                    f"{'Opacus ' + name + f' eps={epsilon:g}':50s} {epsilon:11.3f} {'':7s} {'':8s} {'':16s} {'':9s} "
+                    f"{label + f' eps={epsilon:g}':50s} {epsilon:11.3f} {'':7s} {'':8s} {'':16s} {'':9s} "
                     f"{accuracies.mean():8.4f}+-{accuracies.std():.4f} {seconds.mean():6.1f}",
                     flush=True,
                 )
