@@ -34,11 +34,11 @@ Peers
     strong regularization leaves the objective perturbation more of the budget
     (the default C = 1 lost 3 to 6 points at eps <= 2).
     diffprivlib pins scikit-learn <= 1.7.2, so it is imported lazily and
-    skipped, with a message, where it is not installable next to skpate's
-    scikit-learn; run it from a separate environment
-    (``--methods diffprivlib``). There (scikit-learn 1.7.2, diffprivlib
-    0.6.6, 3 seeds) it scored 82.31 / 83.94 / 84.29 / 84.32% at eps
-    0.5 / 1 / 2 / 4.
+    skipped, with a message, where it is not installed; the ``diffprivlib``
+    extra installs it with scikit-learn 1.7.2 in its own environment, where
+    every peer (and ``benchmarks/adult.py --peers``) runs in one run. There
+    (scikit-learn 1.7.2, diffprivlib 0.6.6, 3 seeds) it scored 82.31 /
+    83.94 / 84.29 / 84.32% at eps 0.5 / 1 / 2 / 4.
 ``logistic (non-private)``
     scikit-learn ``LogisticRegression`` on the same features: the ceiling.
 
@@ -397,8 +397,7 @@ def fit_diffprivlib(X_train, y_train, epsilon, delta, seed, C=DIFFPRIVLIB_C):
     except ImportError as error:
         raise ImportError(
             f"diffprivlib is not importable ({error}); it requires scikit-learn <= 1.7.2, so install it in a "
-            "separate environment with skpate (pip install 'scikit-learn<=1.7.2' diffprivlib; "
-            "pip install -e . --no-deps) and run this script there with --methods diffprivlib"
+            "separate environment: pip install torch==2.13.0 && pip install -e '.[bench,diffprivlib]'"
         ) from error
     from diffprivlib.accountant import BudgetAccountant
 
