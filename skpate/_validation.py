@@ -68,8 +68,9 @@ def check_positive(name, value):
     return float(value)
 
 
-def check_positive_int(name, value, what=""):
-    """``value`` if it is an integer >= 1 (not a bool); else a ValueError naming ``name`` (and ``what`` it counts)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer{what}, got {value!r}.")
+def check_positive_int(name, value, what="", minimum=1):
+    """``value`` if it is an integer >= ``minimum`` (not a bool); else a ValueError naming ``name`` (and ``what``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ValueError(f"{name} must be {kind}{what}, got {value!r}.")
     return value

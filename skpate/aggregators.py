@@ -471,8 +471,7 @@ class GNMax(_FromBudget, _Aggregator):
         68.4
         """
         check_positive_int("n_teachers", n_teachers)
-        if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral) or n_classes < 2:
-            raise ValueError(f"n_classes must be an integer >= 2 (the size of the label set), got {n_classes!r}.")
+        check_positive_int("n_classes", n_classes, " (the size of the label set)", minimum=2)
         max_answers = MAX_BUDGET_ANSWERS if max_answers is None else check_positive_int("max_answers", max_answers)
         relative = n_teachers / (1.75 * np.sqrt(n_classes / 2))
         return cls(sigma=float(min(relative, cls.for_budget(epsilon, delta, max_answers, sanitize_order).sigma)))

@@ -304,8 +304,9 @@ def test_gnmax_for_ensemble_is_relative_noise_until_max_answers(n_teachers, n_cl
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: GNMax.for_ensemble(1.0, 1e-5, 250, 1), "n_classes"),
+        (lambda: GNMax.for_ensemble(1.0, 1e-5, 250, 1), "n_classes must be an integer >= 2"),
         (lambda: GNMax.for_ensemble(1.0, 1e-5, 250, True), "n_classes"),
+        (lambda: GNMax.for_ensemble(1.0, 1e-5, 250, 2.0), "n_classes"),
         (lambda: GNMax.for_ensemble(1.0, 1e-5, 0, 2), "n_teachers"),
         (lambda: GNMax.for_ensemble(1.0, 1e-5, 250, 2, max_answers=0), "max_answers"),
         (lambda: GNMax.for_ensemble(0.0, 1e-5, 250, 2), "epsilon"),
