@@ -722,10 +722,13 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         epsilon : float
         """
+        return self._planned_cost(n_public).epsilon(self.delta)[0]
+
+    def _planned_cost(self, n_public):
+        """The a-priori :class:`~skpate.privacy.Cost` a fit with these parameters reserves (planned at ``delta``)."""
         n_possible = self._n_possible(n_public)
         aggregator = self._aggregator(n_possible, None if self.classes is None else np.unique(self.classes).size)
-        plan = self._plan_budget(aggregator, n_possible, self._release_order(aggregator))
-        return plan.reserved.epsilon(self.delta)[0]
+        return self._plan_budget(aggregator, n_possible, self._release_order(aggregator)).reserved
 
     def _n_possible(self, n_public):
         """Most queries a fit can submit: ``max_queries``, or every public row."""

@@ -193,17 +193,36 @@ class PrivacyUtilityDisplay:
 
     @classmethod
     def from_cv_results(cls, search, *, delta=None, ax=None, **kwargs):
-        """``search``: a fitted ``GridSearchCV`` / ``RandomizedSearchCV`` over a ``PATEClassifier``."""
+        """Plot the candidates of a fitted search over a ``PATEClassifier`` at their publishable epsilon.
+
+        Parameters
+        ----------
+        search : fitted GridSearchCV or RandomizedSearchCV
+            Its estimator is a ``PATEClassifier`` with ``max_queries`` or ``epsilon`` set.
+        delta : float in (0, 1), default=None
+            Express each candidate's a-priori cost as epsilon at this delta
+            instead of the candidate's own ``delta``. The cost is the one the
+            candidate plans at its own ``delta`` (the noise and queries its
+            fits use), only converted: a budget of epsilon 1 at delta 1e-5
+            is more than 1 at delta 1e-7.
+        ax : matplotlib Axes, default=None
+        **kwargs
+            Passed to :meth:`plot`.
+
+        Returns
+        -------
+        display : PrivacyUtilityDisplay
+        """
+        delta = None if delta is None else check_delta(delta)
         epsilons = []
         for params in search.cv_results_["params"]:
             candidate = clone(search.estimator).set_params(**params)
             if not isinstance(candidate, PATEClassifier):
                 raise ValueError("from_cv_results needs a search over a PATEClassifier.")
-            if delta is not None:
-                candidate.set_params(delta=check_delta(delta))
             if candidate.max_queries is None and candidate.epsilon is None:
                 raise ValueError("set max_queries or epsilon on the PATEClassifier: the bound needs one of them.")
-            epsilons.append(candidate.publishable_epsilon(candidate.max_queries or np.iinfo(np.int64).max))
+            cost = candidate._planned_cost(candidate.max_queries or np.iinfo(np.int64).max)
+            epsilons.append(cost.epsilon(candidate.delta if delta is None else delta)[0])
         params = search.cv_results_["params"]
         labels = [", ".join(f"{key.split('__')[-1]}={_label(value)}" for key, value in p.items()) for p in params]
         return cls(np.array(epsilons), np.asarray(search.cv_results_["mean_test_score"]), labels).plot(ax=ax, **kwargs)

@@ -74,6 +74,25 @@ def test_privacy_utility_from_a_grid_search(data):
         plotting.PrivacyUtilityDisplay.from_cv_results(unbounded)
 
 
+def test_privacy_utility_at_another_delta_converts_the_fitted_cost(data):
+    # A budget of epsilon 1 at delta 1e-5 buys a number of queries; shown at delta 1e-7 the same queries cost
+    # more than 1 (re-planning at 1e-7, as before, showed the budget again: noise and queries the fits never had).
+    X, y, X_pub, _ = data
+    X_all, y_all = np.vstack([X, X_pub]), np.concatenate([y, -np.ones(len(X_pub), dtype=int)])
+    grid = {"aggregator__sigma": [20.0, 40.0]}
+    search = GridSearchCV(pate(max_queries=None, epsilon=1.0), grid, cv=2, refit=False).fit(X_all, y_all)
+    at_own_delta = plotting.PrivacyUtilityDisplay.from_cv_results(search)
+    assert np.all((at_own_delta.epsilons <= 1.0) & (at_own_delta.epsilons > 0.95))  # whole queries: at most the budget
+    display = plotting.PrivacyUtilityDisplay.from_cv_results(search, delta=1e-7)
+    for sigma, epsilon in zip(grid["aggregator__sigma"], display.epsilons):
+        fitted = pate(max_queries=None, epsilon=1.0, aggregator=GNMax(sigma=sigma)).fit(X, y, X_public=X_pub)
+        assert fitted.n_queries_ < len(X_pub)  # the budget, not the public pool, bounds the queries
+        assert epsilon == pytest.approx(gdp_epsilon(np.sqrt(2 * fitted.n_queries_) / sigma, 1e-7), rel=1e-9)
+        assert epsilon > 1.0
+    with pytest.raises(ValueError, match="delta"):
+        plotting.PrivacyUtilityDisplay.from_cv_results(search, delta=2.0)
+
+
 def test_privacy_utility_labels_non_numeric_grid_values(data):
     X, y, X_pub, _ = data
     X_all, y_all = np.vstack([X, X_pub]), np.concatenate([y, -np.ones(len(X_pub), dtype=int)])
