@@ -8,9 +8,12 @@ neighbouring relation that holds for:
   chunks. Replacing one record (the papers' neighbouring relation: same
   number of rows) changes one teacher's data only.
 * groups: each group is sent to a teacher by a seeded hash of its label,
-  independently of every other group, so adding, removing or replacing a
-  whole user changes one teacher's data only (a balanced split by group
-  sizes would move other users between teachers).
+  independently of every other group, so adding or removing a whole user,
+  or changing any of a user's rows, changes one teacher's data only (a
+  balanced split by group sizes would move other users between teachers).
+  Replacing one user by another (a different label) can change two
+  teachers, the one the first user hashes to and the new user's: that is
+  two neighbouring steps (group privacy, ``2 mu`` in Gaussian DP).
 
 The assignment never looks at the labels: stratifying by class would make one
 record's label move other records between teachers.

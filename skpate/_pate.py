@@ -315,7 +315,9 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     preprocessing inside ``estimator`` and ``student`` instead.
 
     The guarantee is per record under replacement of one record, or per group
-    (add/remove/replace one whole group) when ``groups`` is given.
+    when ``groups`` is given: adding or removing one whole group, or changing
+    any of its rows. Replacing one group by another (a different label) may
+    change two teachers, so it costs twice the reported Gaussian-DP ``mu``.
 
     References
     ----------
