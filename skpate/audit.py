@@ -138,16 +138,19 @@ def audit(
 def claimed_epsilon(aggregator, votes, delta, data_dependent=False, orders=None, student_proba=None):
     """Epsilon that skpate claims for one query on ``votes`` (answered), at ``delta``.
 
-    The per-query RDP curve of :meth:`privacy_cost` (check and answer step,
-    for the threshold aggregators) converted with the classic conversion.
-    ``data_dependent=True`` is the bound *at* ``votes``: it covers
-    ``Pr[M(votes) = o] <= exp(eps) Pr[M(neighbour) = o] + delta`` for every
-    neighbour, i.e. the audit's ``direction == "votes"``.
+    By default the publishable claim: the a-priori cost of one submitted
+    query, check and answer (:meth:`~skpate.aggregators.Aggregator.apriori_cost`,
+    exact for the Gaussian aggregators), which is what ``privacy_report_.epsilon``
+    publishes for a one-query fit; it does not depend on ``votes``.
+    ``data_dependent=True`` is the papers' bound *at* ``votes`` (private): the
+    per-query RDP curve of :meth:`privacy_cost` with the classic conversion;
+    it covers ``Pr[M(votes) = o] <= exp(eps) Pr[M(neighbour) = o] + delta``
+    for every neighbour, i.e. the audit's ``direction == "votes"``.
     """
     delta = check_delta(delta)
+    if not data_dependent:
+        return aggregator.apriori_cost(1).epsilon(delta)[0]
     votes = np.atleast_2d(votes)
     proba = None if student_proba is None else np.atleast_2d(student_proba)
-    rdp = aggregator.privacy_cost(
-        votes, answered=[True], orders=orders, data_dependent=data_dependent, student_proba=proba
-    )
+    rdp = aggregator.privacy_cost(votes, answered=[True], orders=orders, data_dependent=True, student_proba=proba)
     return rdp_to_dp(orders, rdp[0], delta)[0]

@@ -8,8 +8,9 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.tree import DecisionTreeClassifier
 
-from skpate import NZC, ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, PATEClassifier, PrivacyLeakWarning
+from skpate import NZC, ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, PATEClassifier, PrivacyLeakWarning, analyze
 from skpate.audit import audit, claimed_epsilon
+from skpate.privacy import gdp_epsilon
 
 N_TRIALS = 200_000
 DELTA = 1e-5
@@ -164,3 +165,18 @@ def test_failed_refit_keeps_the_previous_fit_whole(data):
         clf.set_params(aggregator=ConfidentGNMax(threshold=11)).fit(X, y, X_public=X_pub)
     after = {name: value for name, value in vars(clf).items() if name.endswith("_")}
     assert before.keys() == after.keys() and all(before[name] is after[name] for name in before)
+
+
+@pytest.mark.parametrize(
+    "aggregator",
+    [LNMax(scale=1.0), GNMax(sigma=5.0), ConfidentGNMax(threshold=200, sigma_threshold=150.0, sigma=40.0)],
+)
+def test_claimed_epsilon_is_what_a_one_query_fit_publishes(aggregator):
+    # The audits check the epsilon skpate publishes (exact Gaussian DP for GNMax: tighter than the RDP curve).
+    votes = np.array([[240, 10]])
+    published = analyze(votes, aggregator, DELTA, answered=[True]).epsilon
+    assert claimed_epsilon(aggregator, votes, DELTA) == pytest.approx(published, rel=1e-12)
+    assert claimed_epsilon(aggregator, [125, 125], DELTA) == claimed_epsilon(aggregator, votes, DELTA)  # a priori
+    if isinstance(aggregator, GNMax):
+        assert published == pytest.approx(gdp_epsilon(np.sqrt(2) / 5.0, DELTA), rel=1e-12)
+        assert published < claimed_epsilon(aggregator, [125, 125], DELTA, data_dependent=True)  # RDP, at a tie
