@@ -355,9 +355,9 @@ def sanitize(votes, aggregator, delta, order, answered=None, beta=None, sigma=No
     order : float > 1
         RDP order released (the smaller ``beta``, the more orders the
         release's own cost is finite at). For a release fully covered by the guarantee,
-        fix it before seeing the votes; choosing it from the data-dependent
-        curve (the papers' practice, and ``PATEClassifier``'s default) leaks
-        the choice.
+        fix it before seeing the votes (``PATEClassifier(sanitize_order=...)``
+        takes a number; its default, None, releases nothing); choosing it
+        from the data-dependent curve (the papers' practice) leaks the choice.
     answered : array-like of bool, optional
         Required for ConfidentGNMax.
     beta, sigma : float, optional
