@@ -6,9 +6,12 @@ it plotted (``ax_``, ``figure_`` and the data), as scikit-learn's do.
 Privacy: a plot is a publication. ``VoteGapDisplay`` and the data-dependent
 curve of ``CumulativeEpsilonDisplay`` are computed from the raw votes: they
 are diagnostics for whoever holds the private data, not figures to publish.
-The data-independent curve, the privacy-utility points (data-independent
-epsilon against a score) and the teacher-count curve on public labels are
-what a paper can show.
+The data-independent curve alone (``plot(data_dependent=False)``) is
+publishable. The epsilons of ``PrivacyUtilityDisplay`` are publishable; its
+scores are whatever the search scored on (private validation rows, unless
+the search was given labeled public data). ``TeacherCountDisplay``'s points
+are noisy labels (DP outputs) scored on public labels; its fits together
+cost the composition of their epsilons (``epsilons``).
 """
 
 import numpy as np
@@ -152,14 +155,21 @@ class CumulativeEpsilonDisplay:
         report = analyze(votes, aggregator, delta, answered=answered, student_proba=student_proba)
         return cls.from_report(report, ax=ax, **kwargs)
 
-    def plot(self, ax=None, **kwargs):
-        """Draw both curves on ``ax`` (a new figure if None); returns ``self``."""
+    def plot(self, ax=None, *, data_dependent=True, **kwargs):
+        """Draw the curves on ``ax`` (a new figure if None); returns ``self``.
+
+        ``data_dependent=False`` draws the publishable curve only: a figure
+        without the private one.
+        """
         ax = _axes(ax)
         queries = np.arange(1, self.publishable_epsilon.size + 1)
         self.lines_ = [
-            ax.plot(queries, self.publishable_epsilon, label="publishable (a-priori bound or budget)", **kwargs)[0],
-            ax.plot(queries, self.data_dependent_epsilon, label="data-dependent (private)", **kwargs)[0],
+            ax.plot(queries, self.publishable_epsilon, label="publishable (a-priori bound or budget)", **kwargs)[0]
         ]
+        if data_dependent:
+            self.lines_.append(
+                ax.plot(queries, self.data_dependent_epsilon, label="data-dependent (private)", **kwargs)[0]
+            )
         ax.set(xlabel="queries", ylabel=f"epsilon (delta = {self.delta:g})", title="privacy spent")
         ax.legend()
         self.ax_, self.figure_ = ax, ax.figure
@@ -171,8 +181,12 @@ class PrivacyUtilityDisplay:
 
     Each candidate's epsilon is what its fit publishes at most, known before
     it runs: the a-priori cost of its ``max_queries`` queries, all answered,
-    and of the sanitized release, or its ``epsilon`` budget if smaller. So
-    the plot shows no private number.
+    and of the sanitized release, or its ``epsilon`` budget if smaller: the
+    x axis is publishable. The scores are the search's ``mean_test_score``:
+    computed on the rows the search validated on, private labeled rows
+    unless it was given labeled public data. Scores on private rows are a
+    diagnostic for the data owner (and choosing a candidate by them is not
+    covered by any candidate's epsilon).
 
     Parameters
     ----------
@@ -245,13 +259,18 @@ class TeacherCountDisplay:
 
     More teachers: more consensus per unit of noise, but less data per
     teacher. Uses the true labels of the public rows (``y_public``), which
-    the data owner has in a study; they never reach the teachers.
+    the data owner has in a study; they never reach the teachers. Each
+    setting is a separate fit on the same private data: the figure costs
+    the composition of their publishable epsilons (at most their sum, the
+    deltas summed too), not one fit's.
 
     Parameters
     ----------
     n_teachers : ndarray of shape (n_settings,)
     label_accuracy : ndarray of shape (n_settings,)
     answered : ndarray of shape (n_settings,)
+    epsilons : ndarray of shape (n_settings,), default=None
+        Each fit's publishable epsilon (``privacy_spent_[0]``).
 
     Attributes
     ----------
@@ -259,21 +278,24 @@ class TeacherCountDisplay:
     line_ : Line2D
     """
 
-    def __init__(self, n_teachers, label_accuracy, answered):
+    def __init__(self, n_teachers, label_accuracy, answered, epsilons=None):
         self.n_teachers = n_teachers
         self.label_accuracy = label_accuracy
         self.answered = answered
+        self.epsilons = epsilons
 
     @classmethod
     def from_estimator(cls, estimator, X, y, X_public, y_public, *, n_teachers=(10, 25, 50, 100), ax=None, **kwargs):
         """Fit ``clone(estimator)`` (an unfitted PATEClassifier) for each number of teachers."""
-        accuracy, answered = [], []
+        accuracy, answered, epsilons = [], [], []
         for count in n_teachers:
             pate = clone(estimator).set_params(n_teachers=count).fit(X, y, X_public=X_public)
             mask = pate.public_labels_ != -1
             accuracy.append(np.mean(pate.public_labels_[mask] == np.asarray(y_public)[mask]))
             answered.append(int(mask.sum()))
-        return cls(np.asarray(n_teachers), np.array(accuracy), np.array(answered)).plot(ax=ax, **kwargs)
+            epsilons.append(pate.privacy_spent_[0])
+        display = cls(np.asarray(n_teachers), np.array(accuracy), np.array(answered), np.array(epsilons))
+        return display.plot(ax=ax, **kwargs)
 
     def plot(self, ax=None, **kwargs):
         """Draw label accuracy against the number of teachers on ``ax``; returns ``self``."""

@@ -49,6 +49,10 @@ def test_cumulative_epsilon_ends_at_the_reported_epsilons(data):
     assert np.all(np.diff(display.data_dependent_epsilon) >= -1e-12)
     assert len(display.lines_) == 2 and display.lines_[0].get_xdata().size == clf.n_queries_
     assert "publishable" in display.lines_[0].get_label()
+    publishable_only = plotting.CumulativeEpsilonDisplay.from_estimator(clf, data_dependent=False)
+    assert [line.get_label() for line in publishable_only.lines_] == [display.lines_[0].get_label()]
+    assert "private" not in publishable_only.ax_.get_legend().get_texts()[0].get_text()
+    assert len(publishable_only.ax_.get_lines()) == 1
     votes = np.tile([[18, 1, 1]], (30, 1))
     from_votes = plotting.CumulativeEpsilonDisplay.from_votes(votes, GNMax(4.0), 1e-5)
     assert from_votes.publishable_epsilon[-1] == pytest.approx(analyze(votes, GNMax(4.0), 1e-5).epsilon)
@@ -109,6 +113,10 @@ def test_label_accuracy_against_teachers(data):
     np.testing.assert_array_equal(display.n_teachers, [5, 20])
     assert np.all((display.label_accuracy > 0.4) & (display.label_accuracy <= 1))
     np.testing.assert_array_equal(display.answered, [120, 120])
+    # Two fits on the same private data: each publishes its a-priori cost, and the figure costs both.
+    for count, epsilon in zip((5, 20), display.epsilons):
+        fitted = pate(n_teachers=count).fit(X, y, X_public=X_pub)
+        assert epsilon == fitted.privacy_spent_[0] == pytest.approx(gdp_epsilon(np.sqrt(2 * 120) / 2.0, 1e-5))
     np.testing.assert_allclose(display.line_.get_ydata(), display.label_accuracy)
 
 
