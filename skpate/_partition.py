@@ -60,8 +60,8 @@ def disjoint_partitions(n_samples, n_teachers, rng, groups=None):
     n_groups = len(pd.unique(groups))
     if n_teachers > n_groups:
         raise ValueError(
-            f"n_teachers={n_teachers} exceeds the number of groups ({n_groups}) among the private rows; "
-            "each group goes to one teacher: lower n_teachers."
+            f"n_teachers={n_teachers} exceeds the number of groups among the private rows; each group goes to "
+            "one teacher: lower n_teachers (the number of groups is not shown: with groups, it is private)."
         )
     # A keyed hash of the label: the group's teacher depends on nothing else.
     key = "".join(f"{b:02x}" for b in rng.integers(0, 256, size=8))
@@ -72,7 +72,7 @@ def disjoint_partitions(n_samples, n_teachers, rng, groups=None):
     counts = np.bincount(teacher_of_row.astype(np.int64), minlength=n_teachers)
     if np.any(counts == 0):
         raise ValueError(
-            f"{np.count_nonzero(counts == 0)} of n_teachers={n_teachers} partitions received no group "
-            f"({n_groups} groups are hashed to teachers at random): lower n_teachers, e.g. to {max(1, n_groups // 20)}."
+            f"some of the n_teachers={n_teachers} partitions received no group (groups are hashed to teachers at "
+            "random): lower n_teachers, e.g. to a twentieth of the number of groups."
         )
     return np.split(order, np.cumsum(counts)[:-1])

@@ -432,9 +432,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         y_private = y[private_idx]
         check_classification_targets(y_private)
         if np.unique(y_private).size < 2:
-            raise ValueError(
-                f"the private rows hold only one class ({y_private[0]!r}); a classifier needs at least 2 classes."
-            )
+            raise ValueError("the private rows hold only one class; a classifier needs at least 2 classes.")
         if X_public is not None:
             if public_mask.any():
                 raise ValueError(
@@ -545,7 +543,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         # that follow do not depend on warm_start.
         start = time.perf_counter()
         partitions = disjoint_partitions(data.y_private.shape[0], self.n_teachers, rng, data.groups)
-        self._log(f"partitioned {data.y_private.shape[0]} private rows among {self.n_teachers} teachers", start)
+        self._log(f"partitioned the private rows among {self.n_teachers} teachers", start)  # counts are private
         seeds = [int(rng.integers(2**63)) for _ in range(self.n_teachers)]
         if self._reuses_teachers():
             return self.teachers_
@@ -683,8 +681,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         unknown = np.setdiff1d(present, classes)
         if unknown.size:
             raise ValueError(
-                f"y holds {unknown.size} label(s) that are not in classes (e.g. {unknown[0]!r}); add them to "
-                "classes or relabel those rows."
+                "y holds labels that are not in classes; add them to classes or relabel those rows "
+                "(np.setdiff1d(y, classes) lists them; this message does not, as they are private labels)."
             )
         return np.sort(classes)
 

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 from sklearn.base import clone
 from sklearn.utils import _safe_indexing
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import _num_samples, check_memory
 
 __all__ = ["TeacherEnsemble", "seed_estimator"]
@@ -87,6 +88,8 @@ def _fit_and_vote(estimators, partitions, X, y, X_query, classes):
         y_part = y[part]
         try:
             estimator.fit(_safe_indexing(X, part), y_part)
+        except InvalidParameterError:  # the estimator's own parameters: its message holds no data
+            raise
         except ValueError as exc:  # re-raised with the partition's size and classes, which the user can change
             present = np.unique(y_part)
             hint = (
@@ -95,10 +98,13 @@ def _fit_and_vote(estimators, partitions, X, y, X_query, classes):
                 if len(part) < 10 * len(classes) or len(present) < len(classes)
                 else ""
             )
+            # Not the estimator's message, nor chained: it may quote private values (a label, a category).
             raise ValueError(
                 f"a teacher could not be fit on its partition of {len(part)} private rows with "
-                f"{len(present)} of {len(classes)} classes ({type(exc).__name__}: {exc}).{hint}"
-            ) from exc
+                f"{len(present)} of {len(classes)} classes (the estimator raised a {type(exc).__name__}; its "
+                f"message is not shown, as it may quote private data: fit the estimator on a few of your private "
+                f"rows yourself to see it).{hint}"
+            ) from None
     return estimators, _vote(estimators, X_query, classes)
 
 

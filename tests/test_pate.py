@@ -392,6 +392,27 @@ def test_data_errors(data):
         small_pate().fit(X, y, X_public=X_pub, groups=np.arange(10))
 
 
+def test_error_messages_quote_no_private_value(data):
+    """Errors may be pasted anywhere: they name the problem and the fix, not private labels, values or counts."""
+    X, y, X_pub, _ = data
+    secret = np.where(y == 1, "secret-positive", "secret-negative")
+    from sklearn.linear_model import LogisticRegression
+
+    with pytest.raises(ValueError, match="more rows") as teacher:  # LogisticRegression quotes the one class it saw
+        small_pate(estimator=LogisticRegression(), n_teachers=300, classes=None).fit(X, secret, X_public=X_pub)
+    assert "secret" not in str(teacher.value) and teacher.value.__cause__ is None and teacher.value.__suppress_context__
+    with pytest.raises(ValueError, match="only one class") as one_class:
+        small_pate(classes=None).fit(X, np.full(len(y), "secret-positive"), X_public=X_pub)
+    assert "secret" not in str(one_class.value)
+    with pytest.raises(ValueError, match="not in classes") as unknown:
+        small_pate(classes=["secret-negative", "b"]).fit(X, secret, X_public=X_pub)
+    assert "secret" not in str(unknown.value)
+    groups = np.arange(len(y)) % 7
+    with pytest.raises(ValueError, match="exceeds the number of groups") as too_many:
+        small_pate(n_teachers=10).fit(X, y, X_public=X_pub, groups=groups)
+    assert "7" not in str(too_many.value)
+
+
 def test_partition_too_small_names_the_fix(data):
     X, y, X_pub, _ = data
     clf = PATEClassifier(LogisticRegression(), n_teachers=600, aggregator=GNMax(sigma=1.0), random_state=0)
@@ -485,11 +506,11 @@ def test_verbose_levels_print_phases_and_progress_but_no_data(data, capsys):
     assert err.startswith("\r") and err.endswith("\n") and all(progress)
     done = [int(match[1]) for match in progress]
     assert len(done) > 2 and done == sorted(done) and done[-1] == 20
-    # stdout: the same lines at both levels, holding counts (1200 private rows, 20 teachers, 100 queries),
-    # the aggregator's parameter and timings only: no vote histogram, label or private value.
+    # stdout: the same lines at both levels, holding public counts (20 teachers, 100 queries), the aggregator's
+    # parameter and timings only: no vote histogram, label, private value or count (not the 1200 private rows).
     untimed = [re.sub(r" \(\d+\.\d+s\)$", "", line) for line in out.splitlines()]
     assert untimed == [re.sub(r" \(\d+\.\d+s\)$", "", line) for line in out2.splitlines()]
-    assert set(re.findall(r"\d+(?:\.\d+)?", "\n".join(untimed))) == {"1200", "20", "100", "2.0"}
+    assert set(re.findall(r"\d+(?:\.\d+)?", "\n".join(untimed))) == {"20", "100", "2.0"}
 
 
 def test_teachers_are_one_type_and_unseeded_fits_are_never_cached(data, tmp_path):
