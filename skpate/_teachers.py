@@ -91,21 +91,44 @@ def _fit_and_vote(estimators, partitions, X, y, X_query, classes):
         except InvalidParameterError:  # the estimator's own parameters: its message holds no data
             raise
         except ValueError as exc:  # re-raised with the partition's size and classes, which the user can change
-            present = np.unique(y_part)
-            hint = (
-                " Give every teacher more rows (lower n_teachers) or use an estimator that handles small "
-                "partitions and missing classes (e.g. a decision tree or random forest)."
-                if len(part) < 10 * len(classes) or len(present) < len(classes)
-                else ""
-            )
-            # Not the estimator's message, nor chained: it may quote private values (a label, a category).
-            raise ValueError(
-                f"a teacher could not be fit on its partition of {len(part)} private rows with "
-                f"{len(present)} of {len(classes)} classes (the estimator raised a {type(exc).__name__}; its "
-                f"message is not shown, as it may quote private data: fit the estimator on a few of your private "
-                f"rows yourself to see it).{hint}"
-            ) from None
+            raise _teacher_error(exc, _safe_indexing(X, part), y_part, classes) from None
     return estimators, _vote(estimators, X_query, classes)
+
+
+def _non_finite(X):
+    """Whether the numeric values of ``X`` (array, sparse matrix or DataFrame) hold NaN or infinity."""
+    if hasattr(X, "select_dtypes"):
+        X = X.select_dtypes("number").to_numpy(dtype=float)
+    elif sp.issparse(X):
+        X = X.data
+    try:
+        return not np.all(np.isfinite(np.asarray(X, dtype=float)))
+    except (TypeError, ValueError):  # not numeric
+        return False
+
+
+def _teacher_error(exc, X_part, y_part, classes):
+    """The ValueError to raise when a teacher cannot be fit: what is wrong and the fix, quoting no private value.
+
+    Neither the estimator's message nor its traceback is shown or chained: it may quote a private label or
+    category. The original exception stays on the new one as ``estimator_error``, for whoever asks for it.
+    """
+    present = np.unique(y_part)
+    causes = []
+    if len(X_part) < 10 * len(classes) or len(present) < len(classes):
+        causes.append(
+            "Give every teacher more rows (lower n_teachers) or use an estimator that handles small partitions and "
+            "missing classes (e.g. a decision tree or random forest)."
+        )
+    if _non_finite(X_part):
+        causes.append("Its rows hold NaN or infinity: impute or clip them in a pipeline step before the estimator.")
+    error = ValueError(
+        f"a teacher could not be fit on its partition of {len(X_part)} private rows with {len(present)} of "
+        f"{len(classes)} classes (the estimator raised a {type(exc).__name__}; its message is not shown, as it may "
+        f"quote private data: it is the error's estimator_error attribute).{''.join(' ' + c for c in causes)}"
+    )
+    error.estimator_error = exc
+    return error
 
 
 def _fingerprint(data):

@@ -119,7 +119,7 @@ def pate(**params):
 
 BAD_FITS = {
     "inf in public rows": (dict(), lambda X, y, P: (X, y, np.where(P > 2.5, np.inf, P)), "public rows.*infinity"),
-    "inf in private rows": (dict(), lambda X, y, P: (np.where(X > 2.5, np.inf, X), y, P), "infinity"),
+    "inf in private rows": (dict(), lambda X, y, P: (np.where(X > 2.5, np.inf, X), y, P), "NaN or infinity"),
     "empty public set": (dict(), lambda X, y, P: (X, y, P[:0]), "no public rows"),
     "one class only": (dict(), lambda X, y, P: (X, np.zeros_like(y), P), "one class"),
     "unlabeled-only y": (dict(), lambda X, y, P: (X, -np.ones_like(y), None), "no private rows"),

@@ -401,6 +401,7 @@ def test_error_messages_quote_no_private_value(data):
     with pytest.raises(ValueError, match="more rows") as teacher:  # LogisticRegression quotes the one class it saw
         small_pate(estimator=LogisticRegression(), n_teachers=300, classes=None).fit(X, secret, X_public=X_pub)
     assert "secret" not in str(teacher.value) and teacher.value.__cause__ is None and teacher.value.__suppress_context__
+    assert "secret" in str(teacher.value.estimator_error)  # the estimator's own error, for whoever asks for it
     with pytest.raises(ValueError, match="only one class") as one_class:
         small_pate(classes=None).fit(X, np.full(len(y), "secret-positive"), X_public=X_pub)
     assert "secret" not in str(one_class.value)
