@@ -275,3 +275,23 @@ def test_default_fit_publishes_a_number_independent_of_the_votes(data):
     assert a.privacy_report_.data_dependent_epsilon != b.privacy_report_.data_dependent_epsilon
     assert a.privacy_spent_ == b.privacy_spent_
     assert a.privacy_report_.sanitized_epsilon is None  # no release unless asked for
+
+
+def test_publishable_fields_hold_nothing_computed_from_the_raw_votes(data):
+    """report.publishable(): JSON-ready, and equal for two private datasets whose released outputs agree."""
+    import json
+
+    X, y, X_pub, _ = data
+    noisy = np.random.default_rng(0).permutation(y)
+    a = pate(aggregator=GNMax(5.0), max_queries=40).fit(X, y, X_public=X_pub).privacy_report_
+    b = pate(aggregator=GNMax(5.0), max_queries=40).fit(X, noisy, X_public=X_pub).privacy_report_
+    assert a.data_dependent_epsilon != b.data_dependent_epsilon  # the private analysis differs...
+    assert a.publishable() == b.publishable()  # ...what may be published does not
+    fields = json.loads(json.dumps(a.publishable()))
+    assert fields["epsilon"] == a.epsilon == pytest.approx(gdp_epsilon(np.sqrt(2 * 40) / 5.0, 1e-5))
+    assert fields["guarantee"] == "a-priori" and fields["n_queries"] == 40 and fields["sanitized_epsilon"] is None
+    assert not {"data_dependent_epsilon", "data_dependent_order", "rdp", "rdp_per_query"} & set(fields)
+    budget = pate(aggregator=ConfidentGNMax(35, 20.0, 10.0), epsilon=2.0, max_queries=None).fit(X, y, X_public=X_pub)
+    fields = budget.privacy_report_.publishable()
+    assert fields["guarantee"] == "budget" and fields["budget"] == fields["epsilon"] == 2.0
+    assert fields["spent_epsilon"] <= 2.0 and fields["n_answered"] <= fields["n_queries"]

@@ -104,6 +104,33 @@ class PrivacyReport:
     def sanitized_epsilon(self):
         return None if self.sanitization is None else self.sanitization.epsilon
 
+    def publishable(self):
+        """The fields that may be published, as a JSON-ready dict; nothing computed from the raw votes.
+
+        ``epsilon`` and ``delta`` (the guarantee), where they come from, the
+        budget, and what the released outputs already tell (queries
+        submitted, answered, the filter's charges, the sanitized DP estimate
+        if one was made). The data-dependent epsilon, its order and the RDP
+        curves are left out: they are private.
+
+        Returns
+        -------
+        fields : dict
+        """
+        return {
+            "epsilon": float(self.epsilon),
+            "delta": float(self.delta),
+            "guarantee": self.guarantee,
+            "accounting": self.accounting,
+            "budget": None if self.budget is None else float(self.budget),
+            "spent_epsilon": float(self.spent_epsilon),
+            "n_queries": int(self.n_queries),
+            "n_answered": int(self.n_answered),
+            "aggregator": self.aggregator,
+            "is_private": bool(self.is_private),
+            "sanitized_epsilon": None if self.sanitization is None else float(self.sanitized_epsilon),
+        }
+
     def __repr__(self):
         return (
             f"PrivacyReport(epsilon={self.epsilon:.4g}, delta={self.delta:g}, guarantee={self.guarantee!r}, "
