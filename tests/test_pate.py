@@ -269,7 +269,8 @@ def adult_small():
 
 def test_pipeline_with_column_transformer_on_raw_adult(adult_small):
     X, y, X_eval, y_eval = adult_small
-    categorical = X.select_dtypes(exclude="number").columns
+    # A list: scikit-learn 1.6 rejects an Index of pandas 3 strings.
+    categorical = list(X.select_dtypes(exclude="number").columns)
     prep = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), categorical)], remainder="passthrough")
     pipe = Pipeline(
         [
