@@ -115,7 +115,7 @@ def _teacher_error(exc, X_part, y_part, classes):
     """
     present = np.unique(y_part)
     causes = []
-    if len(X_part) < 10 * len(classes) or len(present) < len(classes):
+    if _num_samples(X_part) < 10 * len(classes) or len(present) < len(classes):
         causes.append(
             "Give every teacher more rows (lower n_teachers) or use an estimator that handles small partitions and "
             "missing classes (e.g. a decision tree or random forest)."
@@ -123,7 +123,7 @@ def _teacher_error(exc, X_part, y_part, classes):
     if _non_finite(X_part):
         causes.append("Its rows hold NaN or infinity: impute or clip them in a pipeline step before the estimator.")
     error = ValueError(
-        f"a teacher could not be fit on its partition of {len(X_part)} private rows with {len(present)} of "
+        f"a teacher could not be fit on its partition of {_num_samples(X_part)} private rows with {len(present)} of "
         f"{len(classes)} classes (the estimator raised a {type(exc).__name__}; its message is not shown, as it may "
         f"quote private data: it is the error's estimator_error attribute).{''.join(' ' + c for c in causes)}"
     )
