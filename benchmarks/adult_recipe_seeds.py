@@ -8,17 +8,20 @@ across budgets (``warm_start``). ``adult.py`` uses 3 seeds; the spread of the
 recipe at epsilon 0.5 and 1 (about half a point) is as large as its margins
 to DP-SGD, so this script measures the mean over more.
 
-Run: ``python benchmarks/adult_recipe_seeds.py --last 10 --epsilons 0.5 1 2 4`` (about 2 minutes per seed and
-budget pair on 2 cores; ``benchmarks/results/adult_recipe_seeds.txt``).
+``--default``: ``PATEClassifier(forest, epsilon=eps)`` with nothing else set
+(``adult.py``'s default row) instead of the recipe.
+
+Run: ``python benchmarks/adult_recipe_seeds.py --last 10 --epsilons 0.5 1 2 4 [--default]`` (about 2 minutes per
+seed and budget pair on 2 cores; ``benchmarks/results/adult_recipe_seeds.txt``).
 """
 
 import argparse
 import time
 
 import numpy as np
-from adult import CLASSES  # benchmarks/adult.py, next to this script: the public label set
+from adult import CLASSES, forest  # benchmarks/adult.py, next to this script: label set, the papers' teacher
 
-from skpate import make_tabular_pate
+from skpate import PATEClassifier, make_tabular_pate
 from skpate.datasets import adult_encoder, adult_papers_split
 
 
@@ -28,20 +31,26 @@ def main():
     parser.add_argument("--last", type=int, default=10)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1.0])
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument(
+        "--default", action="store_true", help="PATEClassifier(forest, epsilon=eps) with nothing else set (adult.py's "
+        "default row) instead of the recipe",
+    )  # fmt: skip
     args = parser.parse_args()
     data, start = adult_papers_split(), time.perf_counter()
     scores = {epsilon: [] for epsilon in args.epsilons}
     for seed in range(args.first, args.last):
-        pate = make_tabular_pate(
-            adult_encoder(), epsilon=args.epsilons[0], classes=CLASSES, random_state=seed, n_jobs=args.n_jobs,
-            warm_start=True,
-        )  # fmt: skip
+        common = dict(classes=CLASSES, random_state=seed, n_jobs=args.n_jobs, warm_start=True)
+        if args.default:
+            pate = PATEClassifier(forest(seed), epsilon=args.epsilons[0], **common)
+        else:
+            pate = make_tabular_pate(adult_encoder(), epsilon=args.epsilons[0], **common)
         for epsilon in args.epsilons:
             pate.set_params(epsilon=epsilon).fit(data.X_private, data.y_private, X_public=data.X_public)
             scores[epsilon].append(pate.score(data.X_eval, data.y_eval))
             print(f"seed {seed} epsilon {epsilon:g}: {scores[epsilon][-1]:.4f}, {pate.n_queries_} queries "
                   f"({time.perf_counter() - start:.0f}s)", flush=True)  # fmt: skip
-    print(f"\nrecipe on UCI Adult, seeds {args.first}-{args.last - 1}, delta 1e-5 (publishable epsilon = the budget)")
+    name = "PATEClassifier(forest, epsilon=eps)" if args.default else "recipe"
+    print(f"\n{name} on UCI Adult, seeds {args.first}-{args.last - 1}, delta 1e-5 (publishable epsilon = the budget)")
     for epsilon, values in scores.items():
         print(f"epsilon {epsilon:g}: {np.mean(values):.4f} +- {np.std(values):.4f} (min {np.min(values):.4f}, "
               f"max {np.max(values):.4f}, {len(values)} seeds)")  # fmt: skip
