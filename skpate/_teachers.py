@@ -97,13 +97,13 @@ def _fit_and_vote(estimators, partitions, X, y, X_query, classes):
 
 def _non_finite(X):
     """Whether the numeric values of ``X`` (array, sparse matrix or DataFrame) hold NaN or infinity."""
-    if hasattr(X, "select_dtypes"):
-        X = X.select_dtypes("number").to_numpy(dtype=float)
-    elif sp.issparse(X):
-        X = X.data
     try:
+        if hasattr(X, "select_dtypes"):
+            X = X.select_dtypes("number").to_numpy(dtype=float, na_value=np.nan)
+        elif sp.issparse(X):
+            X = X.data
         return not np.all(np.isfinite(np.asarray(X, dtype=float)))
-    except (TypeError, ValueError):  # not numeric
+    except (TypeError, ValueError):  # not numeric: nothing to say
         return False
 
 

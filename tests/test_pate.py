@@ -537,3 +537,14 @@ def test_teacher_errors_blame_small_partitions_only_when_they_are_small(data):
 
     with pytest.raises(ValueError, match="more rows"):  # 300 teachers of 4 rows: some see one class only
         small_pate(estimator=LogisticRegression(), n_teachers=300).fit(X, y, X_public=X_pub)
+
+
+def test_teacher_errors_spot_non_finite_values_in_any_input_type():
+    import scipy.sparse as sp
+
+    from skpate._teachers import _non_finite
+
+    with_na = pd.DataFrame({"age": pd.array([30, None], dtype="Int64"), "job": ["a", "b"]})
+    assert _non_finite(with_na) and _non_finite(sp.csr_matrix(np.array([[0.0, np.inf]])))
+    assert not _non_finite(pd.DataFrame({"age": [30.0, 40.0], "job": ["a", "b"]}))
+    assert not _non_finite(np.array([["a", "b"]])) and not _non_finite(np.ones((2, 2)))
