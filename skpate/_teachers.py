@@ -122,6 +122,11 @@ def _teacher_error(exc, X_part, y_part, classes):
         )
     if _non_finite(X_part):
         causes.append("Its rows hold NaN or infinity: impute or clip them in a pipeline step before the estimator.")
+    if sp.issparse(X_part):  # e.g. 64-bit indices, which many estimators reject
+        causes.append(
+            f"Its rows are a sparse {X_part.format} matrix: check that the estimator accepts this sparse input "
+            "(some reject 64-bit indices or some formats), or convert it in a pipeline step before the estimator."
+        )
     error = ValueError(
         f"a teacher could not be fit on its partition of {_num_samples(X_part)} private rows with {len(present)} of "
         f"{len(classes)} classes (the estimator raised a {type(exc).__name__}; its message is not shown, as it may "

@@ -548,3 +548,15 @@ def test_teacher_errors_spot_non_finite_values_in_any_input_type():
     assert _non_finite(with_na) and _non_finite(sp.csr_matrix(np.array([[0.0, np.inf]])))
     assert not _non_finite(pd.DataFrame({"age": [30.0, 40.0], "job": ["a", "b"]}))
     assert not _non_finite(np.array([["a", "b"]])) and not _non_finite(np.ones((2, 2)))
+
+
+def test_teacher_errors_on_sparse_input_say_sparse():
+    """scikit-learn's check_estimator_sparse_array wants a failure on unsupported sparse input to say so."""
+    import scipy.sparse as sp
+
+    from skpate._teachers import _teacher_error
+
+    for matrix in (sp.csr_matrix(np.eye(3)), sp.coo_matrix(np.eye(3)), sp.csc_array(np.eye(3))):
+        message = str(_teacher_error(ValueError("x"), matrix, np.array([0, 1, 1]), np.array([0, 1])))
+        assert f"sparse {matrix.format} matrix" in message and "3 private rows" in message
+    assert "sparse" not in str(_teacher_error(ValueError("x"), np.eye(3), np.array([0, 1, 1]), np.array([0, 1])))
