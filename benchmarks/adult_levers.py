@@ -44,9 +44,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.semi_supervised import SelfTrainingClassifier
 
-from skpate import make_tabular_pate
+from skpate import GNMax, make_tabular_pate
 from skpate.datasets import adult_encoder, adult_papers_split
 from skpate.privacy import gdp_mu
+from skpate.privacy.cost import largest_count
 
 DELTA = 1e-5
 N_TEACHERS = 250
@@ -77,9 +78,8 @@ class Simulation:
         noisy = np.stack([N_TEACHERS - ones, ones]) + rng.normal(0, SIGMA, (2, rows.size))
         return noisy.argmax(0)
 
-    def fit_student(self, rows, labels, student=None):
-        student = forest_student(seed=self.seed) if student is None else student
-        return student.fit(self.data.X_public.iloc[rows], labels)
+    def fit_student(self, rows, labels):
+        return forest_student(seed=self.seed).fit(self.data.X_public.iloc[rows], labels)
 
     def least_sure(self, student, pool, rng):
         proba = student.predict_proba(self.data.X_public.iloc[pool])[:, 1]
@@ -101,7 +101,7 @@ class Simulation:
     def run(self, epsilon, strategy=("uncertainty", 1), rounds=5):
         """The recipe's loop with another choice of rows; returns (student, answered rows, their labels)."""
         rng = np.random.default_rng(self.seed + 99)
-        n_queries = int((gdp_mu(epsilon, DELTA) * SIGMA) ** 2 / 2)  # GNMax: mu^2 = 2 / sigma^2 per answer
+        n_queries = largest_count(GNMax(SIGMA).query_cost()[1], epsilon, DELTA, self.votes.shape[1])  # as the fit
         labels = np.full(self.votes.shape[1], -1)
         student = None
         for q in np.diff(np.linspace(0, n_queries, rounds + 1).astype(int)):

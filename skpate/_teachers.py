@@ -113,9 +113,9 @@ def _teacher_error(exc, X_part, y_part, classes):
     Neither the estimator's message nor its traceback is shown or chained: it may quote a private label or
     category. The original exception stays on the new one as ``estimator_error``, for whoever asks for it.
     """
-    present = np.unique(y_part)
+    present, n_rows = np.unique(y_part), _num_samples(X_part)
     causes = []
-    if _num_samples(X_part) < 10 * len(classes) or len(present) < len(classes):
+    if n_rows < 10 * len(classes) or len(present) < len(classes):
         causes.append(
             "Give every teacher more rows (lower n_teachers) or use an estimator that handles small partitions and "
             "missing classes (e.g. a decision tree or random forest)."
@@ -128,7 +128,7 @@ def _teacher_error(exc, X_part, y_part, classes):
             "(some reject 64-bit indices or some formats), or convert it in a pipeline step before the estimator."
         )
     error = ValueError(
-        f"a teacher could not be fit on its partition of {_num_samples(X_part)} private rows with {len(present)} of "
+        f"a teacher could not be fit on its partition of {n_rows} private rows with {len(present)} of "
         f"{len(classes)} classes (the estimator raised a {type(exc).__name__}; its message is not shown, as it may "
         f"quote private data: it is the error's estimator_error attribute).{''.join(' ' + c for c in causes)}"
     )
