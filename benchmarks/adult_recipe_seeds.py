@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 from adult import CLASSES, forest  # benchmarks/adult.py, next to this script: label set, the papers' teacher
+from adult_sweep import teacher  # benchmarks/adult_sweep.py: the papers' teacher with a public vote threshold
 
 from skpate import PATEClassifier, make_tabular_pate
 from skpate.datasets import adult_encoder, adult_papers_split
@@ -35,6 +36,11 @@ def main():
         "--default", action="store_true", help="PATEClassifier(forest, epsilon=eps) with nothing else set (adult.py's "
         "default row) instead of the recipe",
     )  # fmt: skip
+    parser.add_argument("--teachers", type=int, default=250, help="n_teachers of the recipe")
+    parser.add_argument(
+        "--vote-threshold", type=float, default=0.5, help="P(>50K) from which a recipe teacher votes >50K "
+        "(adult_sweep.py's teacher)",
+    )  # fmt: skip
     args = parser.parse_args()
     data, start = adult_papers_split(), time.perf_counter()
     scores = {epsilon: [] for epsilon in args.epsilons}
@@ -43,13 +49,16 @@ def main():
         if args.default:
             pate = PATEClassifier(forest(seed), epsilon=args.epsilons[0], **common)
         else:
-            pate = make_tabular_pate(adult_encoder(), epsilon=args.epsilons[0], **common)
+            pate = make_tabular_pate(adult_encoder(), epsilon=args.epsilons[0], n_teachers=args.teachers, **common)
+            pate.set_params(estimator=teacher(args.vote_threshold))
         for epsilon in args.epsilons:
             pate.set_params(epsilon=epsilon).fit(data.X_private, data.y_private, X_public=data.X_public)
             scores[epsilon].append(pate.score(data.X_eval, data.y_eval))
             print(f"seed {seed} epsilon {epsilon:g}: {scores[epsilon][-1]:.4f}, {pate.n_queries_} queries "
                   f"({time.perf_counter() - start:.0f}s)", flush=True)  # fmt: skip
     name = "PATEClassifier(forest, epsilon=eps)" if args.default else "recipe"
+    if not args.default and (args.teachers, args.vote_threshold) != (250, 0.5):
+        name += f" with {args.teachers} teachers, vote threshold {args.vote_threshold:g}"
     print(f"\n{name} on UCI Adult, seeds {args.first}-{args.last - 1}, delta 1e-5 (publishable epsilon = the budget)")
     for epsilon, values in scores.items():
         print(f"epsilon {epsilon:g}: {np.mean(values):.4f} +- {np.std(values):.4f} (min {np.min(values):.4f}, "
