@@ -11,7 +11,7 @@ from .aggregators import (
     PrivacyLeakWarning,
 )
 from .privacy import PrivacyReport, analyze
-from .recipes import make_tabular_pate
+from .recipes import make_tabular_pate, teachers_for_budget
 
 __version__ = "0.1.0"
 
@@ -27,4 +27,5 @@ __all__ = [
     "PrivacyReport",
     "analyze",
     "make_tabular_pate",
+    "teachers_for_budget",
 ]

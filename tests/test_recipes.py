@@ -8,6 +8,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.preprocessing import StandardScaler
 
 from skpate import GNMax, make_tabular_pate
+from skpate.recipes import teachers_for_budget
 from skpate.privacy.cost import largest_count
 
 
@@ -57,3 +58,45 @@ def test_recipe_buys_less_noise_instead_of_more_than_max_answers_queries():
 def test_recipe_rejects_bad_max_answers(max_answers):
     with pytest.raises(ValueError, match="max_answers must be a positive integer"):
         make_tabular_pate(epsilon=1.0, classes=[0, 1], max_answers=max_answers)
+
+
+@pytest.mark.parametrize(("epsilon", "delta", "n_classes", "n_answers"), [(0.5, 1e-5, 2, 800), (1.0, 1e-5, 10, 800),
+                                                                         (3.0, 1e-6, 10, 200), (8.0, 1e-3, 2, 50)])  # fmt: skip
+def test_teachers_for_budget_is_the_fewest_teachers_whose_budget_buys_the_answers(epsilon, delta, n_classes, n_answers):
+    n = teachers_for_budget(epsilon, delta, n_classes, n_answers)
+
+    def answers(n_teachers):  # what PATEClassifier's budget noise for n_teachers buys, counted by the accountant
+        per_answer = GNMax.for_ensemble(epsilon, delta, n_teachers, n_classes, max_answers=10**6).query_cost()[1]
+        return largest_count(per_answer, epsilon, delta, limit=10**6)
+
+    assert answers(n) >= n_answers > answers(n - 1)
+
+
+def test_teachers_for_budget_grows_as_the_budget_shrinks():
+    counts = [teachers_for_budget(epsilon, 1e-5, 2) for epsilon in (4.0, 2.0, 1.0, 0.5, 0.25)]
+    assert counts == sorted(counts) and len(set(counts)) == 5
+    # Four times the answers take twice the teachers (answers grow as the square of the count). Ten classes get
+    # sqrt(5) times less noise relative to the ensemble, so a fifth of the answers takes as many teachers as two need.
+    assert teachers_for_budget(1.0, 1e-5, 2, 3200) == pytest.approx(2 * teachers_for_budget(1.0, 1e-5, 2, 800), abs=1)
+    assert teachers_for_budget(1.0, 1e-5, 10, 160) == pytest.approx(teachers_for_budget(1.0, 1e-5, 2, 800), abs=1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"epsilon": 0.0}, "epsilon must be"), ({"n_classes": 1}, "n_classes must be an integer >= 2"),
+     ({"n_answers": 0}, "n_answers must be a positive integer"), ({"delta": 1.0}, "delta")],
+)  # fmt: skip
+def test_teachers_for_budget_rejects_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        teachers_for_budget(**({"epsilon": 1.0, "delta": 1e-5, "n_classes": 2} | kwargs))
+
+
+def test_recipe_adds_teachers_only_where_250_buy_too_few_answers():
+    low = make_tabular_pate(epsilon=0.5, classes=["<=50K", ">50K"])
+    assert low.n_teachers == teachers_for_budget(0.5, 1e-5, 2) > 250
+    assert make_tabular_pate(epsilon=4.0, classes=[0, 1]).n_teachers == 250
+    assert make_tabular_pate(epsilon=0.5, classes=[0, 1], n_teachers=40).n_teachers == 40
+    # Ten classes need less noise (GNMax.for_ensemble), so they buy fewer answers: more teachers at the same budget.
+    assert make_tabular_pate(epsilon=1.0, classes=range(10)).n_teachers > make_tabular_pate(
+        epsilon=1.0, classes=[0, 1]
+    ).n_teachers
