@@ -8,8 +8,8 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.preprocessing import StandardScaler
 
 from skpate import GNMax, make_tabular_pate
-from skpate.recipes import teachers_for_budget
 from skpate.privacy.cost import largest_count
+from skpate.recipes import teachers_for_budget
 
 
 def test_recipe_configures_the_measured_settings():
@@ -60,8 +60,10 @@ def test_recipe_rejects_bad_max_answers(max_answers):
         make_tabular_pate(epsilon=1.0, classes=[0, 1], max_answers=max_answers)
 
 
-@pytest.mark.parametrize(("epsilon", "delta", "n_classes", "n_answers"), [(0.5, 1e-5, 2, 800), (1.0, 1e-5, 10, 800),
-                                                                         (3.0, 1e-6, 10, 200), (8.0, 1e-3, 2, 50)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("epsilon", "delta", "n_classes", "n_answers"),
+    [(0.5, 1e-5, 2, 800), (1.0, 1e-5, 10, 800), (3.0, 1e-6, 10, 200), (8.0, 1e-3, 2, 50)],
+)
 def test_teachers_for_budget_is_the_fewest_teachers_whose_budget_buys_the_answers(epsilon, delta, n_classes, n_answers):
     n = teachers_for_budget(epsilon, delta, n_classes, n_answers)
 
@@ -97,6 +99,7 @@ def test_recipe_adds_teachers_only_where_250_buy_too_few_answers():
     assert make_tabular_pate(epsilon=4.0, classes=[0, 1]).n_teachers == 250
     assert make_tabular_pate(epsilon=0.5, classes=[0, 1], n_teachers=40).n_teachers == 40
     # Ten classes need less noise (GNMax.for_ensemble), so they buy fewer answers: more teachers at the same budget.
-    assert make_tabular_pate(epsilon=1.0, classes=range(10)).n_teachers > make_tabular_pate(
-        epsilon=1.0, classes=[0, 1]
-    ).n_teachers
+    assert (
+        make_tabular_pate(epsilon=1.0, classes=range(10)).n_teachers
+        > make_tabular_pate(epsilon=1.0, classes=[0, 1]).n_teachers
+    )
