@@ -47,6 +47,11 @@ _POSITIVE = Interval(Real, 0, np.inf, closed="neither")
 MAX_BUDGET_ANSWERS = 2000
 
 
+def ensemble_noise_divisor(n_classes):
+    """``c`` of the budget noise ``sigma = n_teachers / c`` (:meth:`GNMax.for_ensemble`): 1.75 sqrt(n_classes / 2)."""
+    return 1.75 * np.sqrt(n_classes / 2)
+
+
 class PrivacyLeakWarning(UserWarning):
     """A computation whose differential-privacy guarantee is void or weak.
 
@@ -473,7 +478,7 @@ class GNMax(_FromBudget, _Aggregator):
         check_positive_int("n_teachers", n_teachers)
         check_positive_int("n_classes", n_classes, " (the size of the label set)", minimum=2)
         max_answers = MAX_BUDGET_ANSWERS if max_answers is None else check_positive_int("max_answers", max_answers)
-        relative = n_teachers / (1.75 * np.sqrt(n_classes / 2))
+        relative = n_teachers / ensemble_noise_divisor(n_classes)
         return cls(sigma=float(min(relative, cls.for_budget(epsilon, delta, max_answers, sanitize_order).sigma)))
 
     def _aggregate(self, votes, rng, proba):

@@ -7,7 +7,7 @@ from sklearn.pipeline import make_pipeline
 
 from ._pate import PATEClassifier
 from ._validation import check_positive, check_positive_int
-from .aggregators import GNMax
+from .aggregators import GNMax, ensemble_noise_divisor
 from .privacy.gdp import gdp_mu
 
 __all__ = ["make_tabular_pate", "teachers_for_budget"]
@@ -60,8 +60,7 @@ def teachers_for_budget(epsilon, delta, n_classes, n_answers=AUTO_ANSWERS):
     epsilon = check_positive("epsilon", epsilon)
     check_positive_int("n_classes", n_classes, " (the size of the label set)", minimum=2)
     check_positive_int("n_answers", n_answers)
-    relative = 1.75 * np.sqrt(n_classes / 2)
-    return int(np.ceil(relative * np.sqrt(2 * n_answers) / gdp_mu(epsilon, delta)))
+    return int(np.ceil(ensemble_noise_divisor(n_classes) * np.sqrt(2 * n_answers) / gdp_mu(epsilon, delta)))
 
 
 def make_tabular_pate(
