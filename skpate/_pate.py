@@ -25,6 +25,8 @@ __all__ = ["PATEClassifier"]
 
 #: Rounds of uncertainty sampling of ``n_rounds="auto"`` (measured: 5 beat 3, 10 no better than 5).
 AUTO_ROUNDS = 5
+#: Teachers of ``n_teachers="auto"`` where the budget buys enough answers with them, or without a budget (the papers').
+AUTO_MIN_TEACHERS = 250
 
 
 class _Plan(NamedTuple):
@@ -156,8 +158,17 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     estimator : estimator object
         Classifier cloned for every teacher (and for the student when
         ``student`` is None). Any scikit-learn classifier or ``Pipeline``.
-    n_teachers : int, default=250
+    n_teachers : int or "auto", default=250
         Number of teachers, i.e. of disjoint partitions of the private rows.
+        ``"auto"``: 250, or, with ``epsilon``, more where 250 teachers would
+        buy fewer than 800 answers at the budget noise below
+        (:func:`skpate.teachers_for_budget`: for two classes 493 at epsilon
+        0.5, 250 from about 1.05 on; for ten classes 584 at epsilon 1). A
+        function of ``epsilon``, ``delta`` and the number of classes: public,
+        it spends nothing. The answers a budget buys grow as the square of
+        the number of teachers; where they are few, more and smaller teachers
+        were worth it (README: Fashion-MNIST at epsilon 1). Check that each
+        teacher still gets enough rows to learn from.
     aggregator : aggregator object or str, default=None
         Noisy aggregation of the votes, from :mod:`skpate.aggregators`, or
         one of ``"plurality"``, ``"lnmax"``, ``"gnmax"``, ``"confident-gnmax"``,
@@ -264,6 +275,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
+    n_teachers_ : int
+        The number of teachers trained (``n_teachers``, resolved).
     teachers_ : TeacherEnsemble
         The fitted teachers, a sequence of estimators (with ``memory``,
         unpickled on first use), and the votes they cast, kept so that a
@@ -341,7 +354,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"])],
-        "n_teachers": [Interval(Integral, 1, None, closed="left")],
+        "n_teachers": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "aggregator": [None, HasMethods(["aggregate", "privacy_cost"]), StrOptions(set(agg.AGGREGATORS))],
         "student": [None, HasMethods(["fit", "predict"])],
         "max_queries": [None, Interval(Integral, 1, None, closed="left")],
@@ -508,21 +521,29 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(f"groups must have one entry per row of X ({_num_samples(X)}), got {groups.shape[0]}.")
             groups = groups[~self._public_mask(y)]
         classes = self._classes(y_private)
-        if self._reuses_teachers() and not np.array_equal(self.classes_, classes):
+        if self._reuses_teachers(classes.size) and not np.array_equal(self.classes_, classes):
             raise ValueError(
                 f"warm_start reuses teachers that vote over the classes {list(self.classes_)}, but this fit's classes "
                 f"are {list(classes)}; fit with warm_start=False."
             )
         return _Inputs(X, X_private, y_private, X_pub, groups, classes)
 
-    def _reuses_teachers(self):
-        return self.warm_start and len(getattr(self, "teachers_", ())) == self.n_teachers
+    def _reuses_teachers(self, n_classes):
+        return self.warm_start and len(getattr(self, "teachers_", ())) == self._n_teachers(n_classes)
+
+    def _n_teachers(self, n_classes):
+        """``n_teachers``; ``"auto"``: 250, or more where 250 buy fewer than 800 answers of the budget (public)."""
+        if self.n_teachers != "auto":
+            return self.n_teachers
+        if self.epsilon is None or n_classes is None:
+            return AUTO_MIN_TEACHERS
+        return max(AUTO_MIN_TEACHERS, agg.teachers_for_budget(self.epsilon, self.delta, n_classes))
 
     def _plan(self, data):
         """The aggregator, the student and what the fit may spend: public quantities only."""
         n_possible = self._n_possible(_num_samples(data.X_public))
         aggregator = self._aggregator(n_possible, data.classes.size)
-        aggregator._validate(self.n_teachers)  # e.g. threshold > n_teachers, before any teacher sees data
+        aggregator._validate(self._n_teachers(data.classes.size))  # e.g. threshold > n_teachers, before any teacher
         student = clone(self.student if self.student is not None else self.estimator)
         strategy = self.query_strategy
         if strategy == "auto":  # a budget-first fit also chooses which rows its budget buys answers for
@@ -542,10 +563,11 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         # The partition and the seeds are drawn even when reused, so that the queries and the noise
         # that follow do not depend on warm_start.
         start = time.perf_counter()
-        partitions = disjoint_partitions(data.y_private.shape[0], self.n_teachers, rng, data.groups)
-        self._log(f"partitioned the private rows among {self.n_teachers} teachers", start)  # counts are private
-        seeds = [int(rng.integers(2**63)) for _ in range(self.n_teachers)]
-        if self._reuses_teachers():
+        n_teachers = self._n_teachers(data.classes.size)
+        partitions = disjoint_partitions(data.y_private.shape[0], n_teachers, rng, data.groups)
+        self._log(f"partitioned the private rows among {n_teachers} teachers", start)  # counts are private
+        seeds = [int(rng.integers(2**63)) for _ in range(n_teachers)]
+        if self._reuses_teachers(data.classes.size):
             return self.teachers_
         return TeacherEnsemble(self.estimator, seeds, partitions, data.classes, self.n_jobs)
 
@@ -587,7 +609,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             else:
                 memory = self.memory if isinstance(self.random_state, Integral) else None  # unseeded: never hit again
                 votes = ensemble.fit(data.X_private, data.y_private, data.X_public, rows, memory, self.verbose >= 2)
-                self._log(f"fitted {self.n_teachers} teachers and collected their votes on {size} rows", start)
+                self._log(f"fitted {len(ensemble)} teachers and collected their votes on {size} rows", start)
 
             # Interactive rounds compare the teachers with the current student; before any student exists,
             # it is the uniform (uninformed) one.
@@ -649,6 +671,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         labeled = np.flatnonzero(transcript.labels >= 0)
         self.classes_ = data.classes
         self.teachers_ = ensemble
+        self.n_teachers_ = len(ensemble)
         self.student_ = student
         self.aggregator_ = aggregator
         self.n_queries_ = transcript.n_queries
@@ -699,7 +722,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                     "aggregator) to compute the publishable epsilon before the fit."
                 )
             return agg.GNMax.for_ensemble(
-                self.epsilon, self.delta, self.n_teachers, n_classes, min(n_possible, agg.MAX_BUDGET_ANSWERS),
+                self.epsilon, self.delta, self._n_teachers(n_classes), n_classes,
+                min(n_possible, agg.MAX_BUDGET_ANSWERS),
                 self.sanitize_order,
             )  # fmt: skip
         if isinstance(self.aggregator, str):

@@ -6,8 +6,9 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.preprocessing import StandardScaler
+from sklearn.tree import DecisionTreeClassifier
 
-from skpate import GNMax, make_tabular_pate
+from skpate import GNMax, PATEClassifier, make_tabular_pate
 from skpate.privacy.cost import largest_count
 from skpate.recipes import teachers_for_budget
 
@@ -93,13 +94,19 @@ def test_teachers_for_budget_rejects_bad_input(kwargs, message):
         teachers_for_budget(**({"epsilon": 1.0, "delta": 1e-5, "n_classes": 2} | kwargs))
 
 
-def test_recipe_adds_teachers_only_where_250_buy_too_few_answers():
-    low = make_tabular_pate(epsilon=0.5, classes=["<=50K", ">50K"])
-    assert low.n_teachers == teachers_for_budget(0.5, 1e-5, 2) > 250
-    assert make_tabular_pate(epsilon=4.0, classes=[0, 1]).n_teachers == 250
-    assert make_tabular_pate(epsilon=0.5, classes=[0, 1], n_teachers=40).n_teachers == 40
-    # Ten classes need less noise (GNMax.for_ensemble), so they buy fewer answers: more teachers at the same budget.
-    assert (
-        make_tabular_pate(epsilon=1.0, classes=range(10)).n_teachers
-        > make_tabular_pate(epsilon=1.0, classes=[0, 1]).n_teachers
-    )
+def test_auto_teachers_are_added_only_where_250_buy_too_few_answers():
+    X, y = make_classification(n_samples=12000, n_features=6, n_informative=4, random_state=0)
+    X_priv, y_priv, X_pub = X[:10000], y[:10000], X[10000:]
+    pate = PATEClassifier(DecisionTreeClassifier(max_depth=2), n_teachers="auto", epsilon=0.5, classes=[0, 1],
+                          n_rounds=1, random_state=0).fit(X_priv, y_priv, X_public=X_pub)  # fmt: skip
+    assert pate.n_teachers_ == len(pate.teachers_) == teachers_for_budget(0.5, 1e-5, 2) > 250
+    assert pate.aggregator_.sigma == pytest.approx(pate.n_teachers_ / 1.75)
+    assert pate.n_queries_ >= 800 and pate.privacy_spent_[0] <= 0.5  # the answers it was sized for, in budget
+    # Where 250 teachers buy 800 answers, or without a budget, "auto" is 250; an explicit count is kept.
+    for params in ({"epsilon": 4.0}, {"epsilon": None, "max_queries": 50}):
+        fitted = clone(pate).set_params(**params).fit(X_priv, y_priv, X_public=X_pub)
+        assert fitted.n_teachers_ == 250
+    assert clone(pate).set_params(n_teachers=40).fit(X_priv, y_priv, X_public=X_pub).n_teachers_ == 40
+    # Ten classes get less noise relative to the ensemble (GNMax.for_ensemble), so 250 buy fewer answers.
+    assert teachers_for_budget(1.0, 1e-5, 10) > 250 >= teachers_for_budget(1.0, 1e-5, 2) - 12
+    assert make_tabular_pate(epsilon=0.5, classes=[0, 1]).n_teachers == "auto"
