@@ -73,10 +73,12 @@ def teachers_for_budget(epsilon, delta, n_classes, n_answers=AUTO_ANSWERS):
     each teacher's partition shrinks as its inverse.
 
     A function of public quantities only: it spends no privacy, and the
-    publishable epsilon of the fit stays the budget. Measured at epsilon 0.5
-    to 4 (delta 1e-5) on UCI Adult (250 teachers at epsilon 1, about 500 at
-    0.5) and Fashion-MNIST (README); a small private set can make the
-    partitions too small to learn from (check ``n_private / n_teachers``).
+    publishable epsilon of the fit stays the budget. Measured (README): on
+    Fashion-MNIST at epsilon 1, 584 teachers instead of 250 lifted the
+    student from 0.70 to 0.80; on UCI Adult at epsilon 0.5, about 500
+    instead of 250 were level, within the seeds' spread. A small private
+    set can make the partitions too small to learn from (check
+    ``n_private / n_teachers``).
 
     Parameters
     ----------

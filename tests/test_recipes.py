@@ -109,4 +109,6 @@ def test_auto_teachers_are_added_only_where_250_buy_too_few_answers():
     assert clone(pate).set_params(n_teachers=40).fit(X_priv, y_priv, X_public=X_pub).n_teachers_ == 40
     # Ten classes get less noise relative to the ensemble (GNMax.for_ensemble), so 250 buy fewer answers.
     assert teachers_for_budget(1.0, 1e-5, 10) > 250 >= teachers_for_budget(1.0, 1e-5, 2) - 12
-    assert make_tabular_pate(epsilon=0.5, classes=[0, 1]).n_teachers == "auto"
+    assert make_tabular_pate(epsilon=0.5, classes=[0, 1], n_teachers="auto").n_teachers == "auto"
+    capped = make_tabular_pate(epsilon=0.5, classes=[0, 1], n_teachers="auto", max_answers=500).aggregator
+    assert capped.sigma == pytest.approx(GNMax.for_ensemble(0.5, 1e-5, teachers_for_budget(0.5, 1e-5, 2), 2, 500).sigma)
