@@ -163,7 +163,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``"auto"``: 250, or, with ``epsilon``, more where 250 teachers would
         buy fewer than 800 answers at the budget noise below
         (:func:`skpate.teachers_for_budget`: for two classes 493 at epsilon
-        0.5, 250 from about 1.05 on; for ten classes 584 at epsilon 1). A
+        0.5, 262 at 1, 250 from 1.05 on; for ten classes 584 at epsilon 1,
+        250 from 2.6 on). A
         function of ``epsilon``, ``delta`` and the number of classes: public,
         it spends nothing. The answers a budget buys grow as the square of
         the number of teachers; where they are few, more and smaller teachers
