@@ -565,7 +565,12 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         # that follow do not depend on warm_start.
         start = time.perf_counter()
         n_teachers = self._n_teachers(data.classes.size)
-        partitions = disjoint_partitions(data.y_private.shape[0], n_teachers, rng, data.groups)
+        try:
+            partitions = disjoint_partitions(data.y_private.shape[0], n_teachers, rng, data.groups)
+        except ValueError as error:
+            if self.n_teachers != "auto":
+                raise
+            raise ValueError(f'{error} (n_teachers="auto" chose {n_teachers} for epsilon={self.epsilon}.)') from None
         self._log(f"partitioned the private rows among {n_teachers} teachers", start)  # counts are private
         seeds = [int(rng.integers(2**63)) for _ in range(n_teachers)]
         if self._reuses_teachers(data.classes.size):

@@ -110,5 +110,8 @@ def test_auto_teachers_are_added_only_where_250_buy_too_few_answers():
     # Ten classes get less noise relative to the ensemble (GNMax.for_ensemble), so 250 buy fewer answers.
     assert teachers_for_budget(1.0, 1e-5, 10) > 250 >= teachers_for_budget(1.0, 1e-5, 2) - 12
     assert make_tabular_pate(epsilon=0.5, classes=[0, 1], n_teachers="auto").n_teachers == "auto"
+    # Too few private rows for the count it chose: the error says that "auto" chose it.
+    with pytest.raises(ValueError, match='exceeds the number of private.*n_teachers="auto" chose 493 for epsilon=0.5'):
+        clone(pate).fit(X_priv[:300], y_priv[:300], X_public=X_pub)
     capped = make_tabular_pate(epsilon=0.5, classes=[0, 1], n_teachers="auto", max_answers=500).aggregator
     assert capped.sigma == pytest.approx(GNMax.for_ensemble(0.5, 1e-5, teachers_for_budget(0.5, 1e-5, 2), 2, 500).sigma)
