@@ -160,8 +160,9 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``student`` is None). Any scikit-learn classifier or ``Pipeline``.
     n_teachers : int or "auto", default=250
         Number of teachers, i.e. of disjoint partitions of the private rows.
-        ``"auto"``: 250, or, with ``epsilon``, more where 250 teachers would
-        buy fewer than 800 answers at the budget noise below
+        ``"auto"``: 250, or, with ``epsilon`` and the budget noise below (no
+        ``aggregator``, no ``max_queries``), more where 250 teachers would
+        buy fewer than 800 answers at that noise
         (:func:`skpate.teachers_for_budget`: for two classes 493 at epsilon
         0.5, 262 at 1, 250 from 1.05 on; for ten classes 584 at epsilon 1,
         250 from 2.6 on). A
@@ -536,8 +537,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """``n_teachers``; ``"auto"``: 250, or more where 250 buy fewer than 800 answers of the budget (public)."""
         if self.n_teachers != "auto":
             return self.n_teachers
-        if self.epsilon is None or n_classes is None:
-            return AUTO_MIN_TEACHERS
+        if self.epsilon is None or self.aggregator is not None or self.max_queries is not None or n_classes is None:
+            return AUTO_MIN_TEACHERS  # the rule sizes the ensemble for the budget noise, which is relative to it
         return max(AUTO_MIN_TEACHERS, agg.teachers_for_budget(self.epsilon, self.delta, n_classes))
 
     def _plan(self, data):

@@ -92,7 +92,8 @@ def make_tabular_pate(
     )  # fmt: skip
     if max_answers is not None:  # the noise is fixed before the fit, for the number of teachers the fit will train
         n_classes = np.unique(classes).size
+        n_teachers = pate._n_teachers(n_classes)
         pate.set_params(
-            aggregator=GNMax.for_ensemble(epsilon, delta, pate._n_teachers(n_classes), n_classes, max_answers)
+            n_teachers=n_teachers, aggregator=GNMax.for_ensemble(epsilon, delta, n_teachers, n_classes, max_answers)
         )
     return pate

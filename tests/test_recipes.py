@@ -103,7 +103,9 @@ def test_auto_teachers_are_added_only_where_250_buy_too_few_answers():
     assert pate.aggregator_.sigma == pytest.approx(pate.n_teachers_ / 1.75)
     assert pate.n_queries_ >= 800 and pate.privacy_spent_[0] <= 0.5  # the answers it was sized for, in budget
     # Where 250 teachers buy 800 answers, or without a budget, "auto" is 250; an explicit count is kept.
-    for params in ({"epsilon": 4.0}, {"epsilon": None, "max_queries": 50}):
+    # With noise that does not scale with the ensemble (a given aggregator, or max_queries), too.
+    for params in ({"epsilon": 4.0}, {"epsilon": None, "max_queries": 50}, {"max_queries": 50},
+                   {"aggregator": GNMax(sigma=200.0)}):  # fmt: skip
         fitted = clone(pate).set_params(**params).fit(X_priv, y_priv, X_public=X_pub)
         assert fitted.n_teachers_ == 250
     assert clone(pate).set_params(n_teachers=40).fit(X_priv, y_priv, X_public=X_pub).n_teachers_ == 40
@@ -113,5 +115,6 @@ def test_auto_teachers_are_added_only_where_250_buy_too_few_answers():
     # Too few private rows for the count it chose: the error says that "auto" chose it.
     with pytest.raises(ValueError, match='exceeds the number of private.*n_teachers="auto" chose 493 for epsilon=0.5'):
         clone(pate).fit(X_priv[:300], y_priv[:300], X_public=X_pub)
-    capped = make_tabular_pate(epsilon=0.5, classes=[0, 1], n_teachers="auto", max_answers=500).aggregator
-    assert capped.sigma == pytest.approx(GNMax.for_ensemble(0.5, 1e-5, teachers_for_budget(0.5, 1e-5, 2), 2, 500).sigma)
+    capped = make_tabular_pate(epsilon=0.5, classes=[0, 1], n_teachers="auto", max_answers=500)
+    assert capped.n_teachers == teachers_for_budget(0.5, 1e-5, 2)  # resolved: the noise was fixed for that count
+    assert capped.aggregator.sigma == pytest.approx(GNMax.for_ensemble(0.5, 1e-5, capped.n_teachers, 2, 500).sigma)
