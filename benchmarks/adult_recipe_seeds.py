@@ -9,7 +9,9 @@ recipe at epsilon 0.5 and 1 (about half a point) is as large as its margins
 to DP-SGD, so this script measures the mean over more.
 
 ``--default``: ``PATEClassifier(forest, epsilon=eps)`` with nothing else set
-(``adult.py``'s default row) instead of the recipe.
+(``adult.py``'s default row) instead of the recipe. ``--teachers N`` (or
+``auto``, :func:`skpate.teachers_for_budget`) and ``--vote-threshold t``
+(``adult_sweep.py``'s teachers) change the recipe's teachers.
 
 Run: ``python benchmarks/adult_recipe_seeds.py --last 10 --epsilons 0.5 1 2 4 [--default]`` (about 2 minutes per
 seed and budget pair on 2 cores; ``benchmarks/results/adult_recipe_seeds.txt``).
@@ -36,7 +38,10 @@ def main():
         "--default", action="store_true", help="PATEClassifier(forest, epsilon=eps) with nothing else set (adult.py's "
         "default row) instead of the recipe",
     )  # fmt: skip
-    parser.add_argument("--teachers", type=int, default=250, help="n_teachers of the recipe")
+    parser.add_argument(
+        "--teachers", type=lambda value: value if value == "auto" else int(value), default=250,
+        help='n_teachers of the recipe (an integer or "auto")',
+    )  # fmt: skip
     parser.add_argument(
         "--vote-threshold", type=float, default=0.5, help="P(>50K) from which a recipe teacher votes >50K "
         "(adult_sweep.py's teacher)",
