@@ -49,6 +49,7 @@ class _Inputs(NamedTuple):
     X_public: object
     groups: np.ndarray  # privacy unit of each private row, or None
     classes: np.ndarray
+    n_teachers: int  # ``n_teachers``, resolved (public)
 
 
 class _Transcript:
@@ -523,15 +524,16 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(f"groups must have one entry per row of X ({_num_samples(X)}), got {groups.shape[0]}.")
             groups = groups[~self._public_mask(y)]
         classes = self._classes(y_private)
-        if self._reuses_teachers(classes.size) and not np.array_equal(self.classes_, classes):
+        n_teachers = self._n_teachers(classes.size)
+        if self._reuses_teachers(n_teachers) and not np.array_equal(self.classes_, classes):
             raise ValueError(
                 f"warm_start reuses teachers that vote over the classes {list(self.classes_)}, but this fit's classes "
                 f"are {list(classes)}; fit with warm_start=False."
             )
-        return _Inputs(X, X_private, y_private, X_pub, groups, classes)
+        return _Inputs(X, X_private, y_private, X_pub, groups, classes, n_teachers)
 
-    def _reuses_teachers(self, n_classes):
-        return self.warm_start and len(getattr(self, "teachers_", ())) == self._n_teachers(n_classes)
+    def _reuses_teachers(self, n_teachers):
+        return self.warm_start and len(getattr(self, "teachers_", ())) == n_teachers
 
     def _n_teachers(self, n_classes):
         """``n_teachers``; ``"auto"``: 250, or more where 250 buy fewer than 800 answers of the budget (public)."""
@@ -544,8 +546,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _plan(self, data):
         """The aggregator, the student and what the fit may spend: public quantities only."""
         n_possible = self._n_possible(_num_samples(data.X_public))
-        aggregator = self._aggregator(n_possible, data.classes.size)
-        aggregator._validate(self._n_teachers(data.classes.size))  # e.g. threshold > n_teachers, before any teacher
+        aggregator = self._aggregator(n_possible, data.classes.size, data.n_teachers)
+        aggregator._validate(data.n_teachers)  # e.g. threshold > n_teachers, before any teacher sees data
         student = clone(self.student if self.student is not None else self.estimator)
         strategy = self.query_strategy
         if strategy == "auto":  # a budget-first fit also chooses which rows its budget buys answers for
@@ -565,7 +567,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         # The partition and the seeds are drawn even when reused, so that the queries and the noise
         # that follow do not depend on warm_start.
         start = time.perf_counter()
-        n_teachers = self._n_teachers(data.classes.size)
+        n_teachers = data.n_teachers
         try:
             partitions = disjoint_partitions(data.y_private.shape[0], n_teachers, rng, data.groups)
         except ValueError as error:
@@ -574,7 +576,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f'{error} (n_teachers="auto" chose {n_teachers} for epsilon={self.epsilon}.)') from None
         self._log(f"partitioned the private rows among {n_teachers} teachers", start)  # counts are private
         seeds = [int(rng.integers(2**63)) for _ in range(n_teachers)]
-        if self._reuses_teachers(data.classes.size):
+        if self._reuses_teachers(n_teachers):
             return self.teachers_
         return TeacherEnsemble(self.estimator, seeds, partitions, data.classes, self.n_jobs)
 
@@ -716,7 +718,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
         return np.sort(classes)
 
-    def _aggregator(self, n_possible, n_classes):
+    def _aggregator(self, n_possible, n_classes, n_teachers):
         """The aggregator object; with a budget and no aggregator, GNMax with noise calibrated to it."""
         if self.aggregator is None:
             if self.epsilon is None:
@@ -729,8 +731,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                     "aggregator) to compute the publishable epsilon before the fit."
                 )
             return agg.GNMax.for_ensemble(
-                self.epsilon, self.delta, self._n_teachers(n_classes), n_classes,
-                min(n_possible, agg.MAX_BUDGET_ANSWERS),
+                self.epsilon, self.delta, n_teachers, n_classes, min(n_possible, agg.MAX_BUDGET_ANSWERS),
                 self.sanitize_order,
             )  # fmt: skip
         if isinstance(self.aggregator, str):
@@ -758,7 +759,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _planned_cost(self, n_public):
         """The a-priori :class:`~skpate.privacy.Cost` a fit with these parameters reserves (planned at ``delta``)."""
         n_possible = self._n_possible(n_public)
-        aggregator = self._aggregator(n_possible, None if self.classes is None else np.unique(self.classes).size)
+        n_classes = None if self.classes is None else np.unique(self.classes).size
+        aggregator = self._aggregator(n_possible, n_classes, self._n_teachers(n_classes))
         return self._plan_budget(aggregator, n_possible, self._release_order(aggregator)).reserved
 
     def _n_possible(self, n_public):
