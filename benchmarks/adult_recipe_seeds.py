@@ -55,7 +55,8 @@ def main():
             pate = PATEClassifier(forest(seed), epsilon=args.epsilons[0], **common)
         else:
             pate = make_tabular_pate(adult_encoder(), epsilon=args.epsilons[0], n_teachers=args.teachers, **common)
-            pate.set_params(estimator=teacher(args.vote_threshold))
+            if args.vote_threshold != 0.5:  # else the recipe's own teacher
+                pate.set_params(estimator=teacher(args.vote_threshold))
         for epsilon in args.epsilons:
             pate.set_params(epsilon=epsilon).fit(data.X_private, data.y_private, X_public=data.X_public)
             scores[epsilon].append(pate.score(data.X_eval, data.y_eval))
