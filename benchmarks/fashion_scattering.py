@@ -76,11 +76,13 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.semi_supervised import SelfTrainingClassifier  # noqa: E402
 
-from skpate import ConfidentGNMax, GNMax, PATEClassifier  # noqa: E402
+from skpate import ConfidentGNMax, GNMax, PATEClassifier, teachers_for_budget  # noqa: E402
+from skpate._pate import AUTO_MIN_TEACHERS  # noqa: E402
 from skpate.datasets import load_fashion_mnist  # noqa: E402
 
 CACHE = "/tmp/fmnist_scattering.npy"
 CLASSES = list(range(10))
+DELTA = 1e-5
 #: DP-SGD of a linear layer on the scattering features (see the module docstring).
 LINEAR_DPSGD = {"batch_size": 2048, "epochs": 20, "max_grad_norm": 0.1, "lr": 64.0, "accountant": "prv"}
 
@@ -131,49 +133,77 @@ STUDENTS = {
 }
 
 
+def teacher_counts(spec, epsilons):
+    """``{budget: n_teachers}`` of one ``--teachers`` value: a count, or "auto" (``PATEClassifier``'s rule)."""
+    if spec != "auto":
+        return dict.fromkeys(epsilons, int(spec))
+    return {eps: max(AUTO_MIN_TEACHERS, teachers_for_budget(eps, DELTA, len(CLASSES))) for eps in epsilons}
+
+
 def pate_rows(X, y, X_public, y_public, X_eval, y_eval, args, add):
-    """Ceilings and PATE rows of every seed, through ``add(name, eps, queries, label accuracy, student, budget)``."""
-    n = args.teachers
+    """Ceilings and PATE rows of every seed, through ``add(name, eps, queries, label accuracy, student, budget)``.
+
+    Each ``--teachers`` value is a row group (named after it when there are several); an ensemble of a given
+    size is trained once per seed and shared by every group and budget that uses it (``warm_start``).
+    """
+    counts = {spec: teacher_counts(spec, args.epsilons) for spec in args.teachers}
+    sizes = sorted({n for by_budget in counts.values() for n in by_budget.values()})
     for seed in range(args.seeds):
-        pate = PATEClassifier(
-            TEACHERS[args.teacher](), n_teachers=n, classes=CLASSES, random_state=seed, warm_start=True, n_jobs=1
-        )
-        aggregators = {f"GNMax sigma=n/{k:g}": GNMax(sigma=n / k) for k in args.divisors}
-        if args.default:  # PATEClassifier's noise under a budget: GNMax.for_ensemble, n / 3.91 for 10 classes
-            aggregators["default noise (GNMax.for_ensemble)"] = None
-        if args.confident:
-            threshold, sigma_threshold = args.confident
-            aggregators |= {
-                f"Confident-GNMax {threshold:g}n/{sigma_threshold:g}n/n/{k:g}": ConfidentGNMax(
-                    threshold * n, sigma_threshold * n, n / k
-                )
-                for k in args.divisors
-            }
-        for epsilon in args.epsilons:
-            for name, aggregator in aggregators.items():
-                for student in args.students:
-                    pate.set_params(
-                        aggregator=aggregator, epsilon=epsilon, student=STUDENTS[student](),
-                        query_strategy="uncertainty" if args.rounds > 1 else "random", n_rounds=args.rounds,
-                    )  # fmt: skip
-                    pate.fit(X, y, X_public=X_public)
-                    answered = pate.public_labels_ != -1
-                    add(
-                        f"{name}, {student} student", pate.privacy_spent_[0], pate.n_queries_,
-                        np.mean(pate.public_labels_[answered] == y_public[answered]), pate.score(X_eval, y_eval),
-                        epsilon,
-                    )  # fmt: skip
-        # Ceilings (non-private), from this seed's teachers.
-        teachers = [pate.teachers_[i] for i in range(0, n, n // 5)][:5]
-        votes = pate.teachers_.votes(X_public, np.arange(len(y_public)))
-        plurality = np.asarray(CLASSES)[votes.argmax(axis=1)]
-        student = STUDENTS["logistic"]()
-        add(f"ceiling: teacher (mean of {len(teachers)})", np.inf, 0, np.nan,
-            np.mean([t.score(X_eval, y_eval) for t in teachers]))  # fmt: skip
-        add("ceiling: student on plurality labels of 5,000 public", np.inf, len(y_public),
-            np.mean(plurality == y_public), clone(student).fit(X_public, plurality).score(X_eval, y_eval))  # fmt: skip
+        done = {}  # (n, budget, row name) -> what add() got, so that a group sharing an ensemble reuses the fit
+        for n in sizes:
+            pate = PATEClassifier(
+                TEACHERS[args.teacher](), n_teachers=n, classes=CLASSES, random_state=seed, warm_start=True, n_jobs=1
+            )
+            for spec, by_budget in counts.items():
+                prefix = f"n_teachers={spec}: " if len(counts) > 1 else ""
+                for epsilon in (eps for eps, count in by_budget.items() if count == n):
+                    for name in budget_rows(pate, n, epsilon, X, y, X_public, y_public, X_eval, y_eval, args, done):
+                        add(prefix + name, *done[n, epsilon, name], epsilon)
+            # Ceilings (non-private), from this seed's teachers.
+            label = f" ({n} teachers)" if len(sizes) > 1 else ""
+            teachers = [pate.teachers_[i] for i in range(0, n, n // 5)][:5]
+            votes = pate.teachers_.votes(X_public, np.arange(len(y_public)))
+            plurality = np.asarray(CLASSES)[votes.argmax(axis=1)]
+            student = STUDENTS["logistic"]()
+            add(f"ceiling: teacher (mean of {len(teachers)}){label}", np.inf, 0, np.nan,
+                np.mean([t.score(X_eval, y_eval) for t in teachers]))  # fmt: skip
+            add(f"ceiling: student on plurality labels of 5,000 public{label}", np.inf, len(y_public),
+                np.mean(plurality == y_public),
+                clone(student).fit(X_public, plurality).score(X_eval, y_eval))  # fmt: skip
         add("ceiling: student on 5,000 true public labels", np.inf, len(y_public), 1.0,
-            clone(student).fit(X_public, y_public).score(X_eval, y_eval))  # fmt: skip
+            clone(STUDENTS["logistic"]()).fit(X_public, y_public).score(X_eval, y_eval))  # fmt: skip
+
+
+def budget_rows(pate, n, epsilon, X, y, X_public, y_public, X_eval, y_eval, args, done):
+    """Fit every aggregator x student of one budget with ``pate``'s ensemble (once: cached in ``done``)."""
+    aggregators = {f"GNMax sigma=n/{k:g}": GNMax(sigma=n / k) for k in args.divisors}
+    if args.default:  # PATEClassifier's noise under a budget: GNMax.for_ensemble, n / 3.91 for 10 classes
+        aggregators["default noise (GNMax.for_ensemble)"] = None
+    if args.confident:
+        threshold, sigma_threshold = args.confident
+        aggregators |= {
+            f"Confident-GNMax {threshold:g}n/{sigma_threshold:g}n/n/{k:g}": ConfidentGNMax(
+                threshold * n, sigma_threshold * n, n / k
+            )
+            for k in args.divisors
+        }
+    names = []
+    for name, aggregator in aggregators.items():
+        for student in args.students:
+            names.append(f"{name}, {student} student")
+            if (n, epsilon, names[-1]) in done:
+                continue
+            pate.set_params(
+                aggregator=aggregator, epsilon=epsilon, student=STUDENTS[student](),
+                query_strategy="uncertainty" if args.rounds > 1 else "random", n_rounds=args.rounds,
+            )  # fmt: skip
+            pate.fit(X, y, X_public=X_public)
+            answered = pate.public_labels_ != -1
+            done[n, epsilon, names[-1]] = (
+                pate.privacy_spent_[0], pate.n_queries_,
+                np.mean(pate.public_labels_[answered] == y_public[answered]), pate.score(X_eval, y_eval),
+            )  # fmt: skip
+    return names
 
 
 def fit_dpsgd_linear(X_train, y_train, epsilon, delta, seed, mean, std):
@@ -206,10 +236,10 @@ def peer_rows(X, y, X_public, X_eval, y_eval, args, add):
     mean, std = X_public.mean(axis=0), X_public.std(axis=0) + 1e-6  # public statistics: free
     for epsilon in args.epsilons:
         for seed in range(args.peer_seeds):
-            cnn = fit_dpsgd_cnn(pixels, pixel_labels, epsilon, 1e-5, seed)
+            cnn = fit_dpsgd_cnn(pixels, pixel_labels, epsilon, DELTA, seed)
             add("peer: Opacus DP-SGD tanh CNN (pixels)", cnn.spent_epsilon, 0, np.nan, cnn.score(pixels_eval, y_eval),
                 epsilon)  # fmt: skip
-            predict, spent = fit_dpsgd_linear(X, y, epsilon, 1e-5, seed, mean, std)
+            predict, spent = fit_dpsgd_linear(X, y, epsilon, DELTA, seed, mean, std)
             add("peer: Opacus DP-SGD linear on scattering", spent, 0, np.nan, np.mean(predict(X_eval) == y_eval),
                 epsilon)  # fmt: skip
 
@@ -217,7 +247,10 @@ def peer_rows(X, y, X_public, X_eval, y_eval, args, add):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=1)
-    parser.add_argument("--teachers", type=int, default=250)
+    parser.add_argument(
+        "--teachers", nargs="+", default=["250"], type=lambda v: v if v == "auto" else str(int(v)),
+        help='ensemble sizes, one row group each: a count, or "auto" (PATEClassifier(n_teachers="auto")\'s rule)',
+    )  # fmt: skip
     parser.add_argument("--teacher", choices=sorted(TEACHERS), default="ridge")
     parser.add_argument("--students", nargs="+", choices=sorted(STUDENTS), default=sorted(STUDENTS))
     parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 3.0])
@@ -279,7 +312,8 @@ def records(rows, teacher):
 def print_table(rows, args, seconds):
     """One line per row: publishable epsilon, queries, label accuracy, accuracy (mean +- std over seeds)."""
     print(
-        f"\nFashion-MNIST, {args.teachers} scattering+{args.teacher} teachers, delta 1e-5, {args.seeds} seed(s) "
+        f"\nFashion-MNIST, {' / '.join(args.teachers)} scattering+{args.teacher} teachers, delta {DELTA:g}, "
+        f"{args.seeds} seed(s) "
         f"({args.peer_seeds} for the peers), {seconds:.0f}s"
     )
     header = f"{'setting':66s} {'eps pub':>7s} {'queries':>7s} {'label acc':>9s} {'accuracy':>15s}"
