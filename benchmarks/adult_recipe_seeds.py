@@ -4,9 +4,10 @@
 (``benchmarks/adult.py``'s protocol: 250 forest teachers, public pool = the
 first half of adult.test, evaluation = the second half, delta 1e-5), seeds
 ``--first`` to ``--last`` - 1, each seed's teachers trained once and reused
-across budgets (``warm_start``). ``adult.py`` uses 3 seeds; the spread of the
-recipe at epsilon 0.5 and 1 (about half a point) is as large as its margins
-to DP-SGD, so this script measures the mean over more.
+across budgets (``warm_start``). The spread of the recipe at epsilon 0.5 and
+1 (about half a point) is as large as its margins to DP-SGD, so means need
+many seeds; this script runs the recipe alone (``adult.py --seeds 10`` runs
+every row and peer, and gives the same recipe numbers for the same seeds).
 
 ``--default``: ``PATEClassifier(forest, epsilon=eps)`` with nothing else set
 (``adult.py``'s default row) instead of the recipe. ``--teachers N`` (or

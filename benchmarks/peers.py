@@ -37,8 +37,8 @@ Peers
     skipped, with a message, where it is not installed; the ``diffprivlib``
     extra installs it with scikit-learn 1.7.2 in its own environment, where
     every peer (and ``benchmarks/adult.py --peers``) runs in one run. There
-    (scikit-learn 1.7.2, diffprivlib 0.6.6, 3 seeds) it scored 82.31 /
-    83.94 / 84.29 / 84.32% at eps 0.5 / 1 / 2 / 4.
+    (scikit-learn 1.7.2, diffprivlib 0.6.6, 10 seeds) it scored 82.40 /
+    83.85 / 84.27 / 84.37% at eps 0.5 / 1 / 2 / 4.
 ``logistic (non-private)``
     scikit-learn ``LogisticRegression`` on the same features: the ceiling.
 

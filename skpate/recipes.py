@@ -24,9 +24,9 @@ def make_tabular_pate(
     * teachers: random forests with ``max_features=None`` (the papers'
       teachers; 250 of them on 32,561 rows have a noise-free plurality of 85%);
     * student: a random forest whose leaves hold at least 5 rows, so that it
-      averages noisy labels instead of memorising them (0.5 to 1 point above
-      a fully grown forest at the same budget at epsilon 0.5 to 2, level at
-      4; ``benchmarks/adult.py``, 3 seeds);
+      averages noisy labels instead of memorising them (0.2 to 0.5 point
+      above a fully grown forest at the same budget at epsilon 0.5 to 2,
+      level at 4; ``benchmarks/adult.py``, 10 seeds);
     * noise and queries: ``PATEClassifier``'s budget defaults, which are the
       rest of the recipe: GNMax at ``sigma = n_teachers / 1.75`` for two
       classes (:meth:`skpate.GNMax.for_ensemble`), as many queries as
