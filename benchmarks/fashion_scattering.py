@@ -82,8 +82,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.semi_supervised import SelfTrainingClassifier  # noqa: E402
 
-from skpate import ConfidentGNMax, GNMax, PATEClassifier, teachers_for_budget  # noqa: E402
-from skpate._pate import AUTO_MIN_TEACHERS  # noqa: E402
+from skpate import ConfidentGNMax, GNMax, PATEClassifier  # noqa: E402
 from skpate.datasets import load_fashion_mnist  # noqa: E402
 
 CACHE = "/tmp/fmnist_scattering.npy"
@@ -143,7 +142,11 @@ def teacher_counts(spec, epsilons):
     """``{budget: n_teachers}`` of one ``--teachers`` value: a count, or "auto" (``PATEClassifier``'s rule)."""
     if spec != "auto":
         return dict.fromkeys(epsilons, int(spec))
-    return {eps: max(AUTO_MIN_TEACHERS, teachers_for_budget(eps, DELTA, len(CLASSES))) for eps in epsilons}
+    # The estimator's own rule (as make_tabular_pate uses it), so that the benchmark cannot drift from it.
+    return {
+        eps: PATEClassifier(None, n_teachers="auto", epsilon=eps, delta=DELTA)._n_teachers(len(CLASSES))
+        for eps in epsilons
+    }
 
 
 def pate_rows(X, y, X_public, y_public, X_eval, y_eval, args, add):
@@ -177,7 +180,7 @@ def pate_rows(X, y, X_public, y_public, X_eval, y_eval, args, add):
                 np.mean(plurality == y_public),
                 clone(student).fit(X_public, plurality).score(X_eval, y_eval))  # fmt: skip
         add("ceiling: student on 5,000 true public labels", np.inf, len(y_public), 1.0,
-            clone(STUDENTS["logistic"]()).fit(X_public, y_public).score(X_eval, y_eval))  # fmt: skip
+            STUDENTS["logistic"]().fit(X_public, y_public).score(X_eval, y_eval))  # fmt: skip
 
 
 def budget_rows(pate, n, epsilon, X, y, X_public, y_public, X_eval, y_eval, args, done):
