@@ -64,6 +64,7 @@ DEFAULTS = dict(aggregator=None, epsilon=None, max_queries=None, student=None, q
 FIGURE_METHODS = {
     "plurality (non-private)": "PATE plurality (non-private)",
     "default PATEClassifier(forest, epsilon=eps)": "skpate default PATEClassifier(forest, epsilon=eps)",
+    "recipe, vote regression": "skpate recipe, vote regression (make_tabular_pate(vote_regression=True))",
     "recipe": "skpate recipe (make_tabular_pate)",
     "Confident-GNMax 200/150/83": "skpate Confident-GNMax filter",
 }
@@ -76,6 +77,8 @@ def settings():
         rows.append((f"default PATEClassifier(forest, epsilon=eps), eps={epsilon:g}", dict(epsilon=epsilon)))
         recipe = make_tabular_pate(adult_encoder(), epsilon=epsilon, classes=CLASSES).get_params(deep=False)
         rows.append((f"recipe, eps={epsilon:g}", {k: recipe[k] for k in RECIPE_PARAMS}))
+        votes = make_tabular_pate(adult_encoder(), epsilon=epsilon, classes=CLASSES, vote_regression=True)
+        rows.append((f"recipe, vote regression, eps={epsilon:g}", {k: votes.get_params()[k] for k in RECIPE_PARAMS}))
         # What the recipe's query count allows at best: the same queries and student, noise-free labels.
         noise = GNMax.for_ensemble(epsilon, 1e-5, 250, len(CLASSES), min(N_PUBLIC, MAX_BUDGET_ANSWERS))
         n_queries = largest_count(noise.query_cost()[1], epsilon, 1e-5, N_PUBLIC)

@@ -4,6 +4,7 @@ from ._pate import PATEClassifier
 from .aggregators import (
     NZC,
     ConfidentGNMax,
+    GaussianHistogram,
     GNMax,
     InteractiveGNMax,
     LNMax,
@@ -18,6 +19,7 @@ __version__ = "0.1.0"
 __all__ = [
     "NZC",
     "ConfidentGNMax",
+    "GaussianHistogram",
     "GNMax",
     "InteractiveGNMax",
     "LNMax",

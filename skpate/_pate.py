@@ -17,6 +17,7 @@ from sklearn.utils.validation import _num_samples, check_array, check_is_fitted,
 from . import aggregators as agg
 from ._partition import disjoint_partitions
 from ._teachers import TeacherEnsemble, seed_estimator
+from ._validation import check_rows
 from .aggregators import PrivacyLeakWarning
 from .privacy import RDPAccountant, analyze
 from .privacy.cost import Cost, gaussian_budget, largest_count
@@ -58,11 +59,16 @@ class _Transcript:
     def __init__(self, n_public):
         self.labels = np.full(n_public, -1, dtype=np.int64)  # class index of each public row, -1: none
         self.queried = np.zeros(n_public, dtype=bool)
+        self.noisy_votes = None  # the released noisy histogram of each public row (NaN: none), if released
         self.votes, self.answered, self.probas = [], [], []
 
-    def add(self, rows, votes, labels, answered, proba):
+    def add(self, rows, votes, labels, answered, proba, noisy_votes=None):
         self.queried[rows] = True
         self.labels[rows] = labels
+        if noisy_votes is not None:
+            if self.noisy_votes is None:
+                self.noisy_votes = np.full((self.labels.size, votes.shape[1]), np.nan)
+            self.noisy_votes[rows] = noisy_votes
         self.votes.append(votes)
         self.answered.append(answered)
         self.probas.append(proba)
@@ -135,9 +141,18 @@ def _student_has(attr):
     return check
 
 
+def _final_step(estimator):
+    return estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+
+
+def _fits_votes(estimator):
+    """Whether ``estimator`` learns from noisy vote counts (:class:`skpate.students.VoteRegressionClassifier`)."""
+    return bool(getattr(_final_step(estimator), "_skpate_fits_votes", False))
+
+
 def _is_semi_supervised(estimator):
     """Whether ``estimator`` learns from rows labeled -1 (sklearn.semi_supervised, VAT nets)."""
-    final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+    final = _final_step(estimator)
     return bool(getattr(final, "_skpate_semi_supervised", False)) or type(final).__module__.startswith(
         "sklearn.semi_supervised"
     )
@@ -423,14 +438,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             took = f" ({time.perf_counter() - start:.2f}s)" if start is not None else ""
             print(f"[PATEClassifier] {message}{took}", flush=True)
 
-    @staticmethod
-    def _check_X(X):
-        """Light validation: DataFrames pass through untouched (the teachers'
-        own pipelines may select columns by name); arrays are checked for
-        shape, emptiness and complex data, finiteness is left to the teachers."""
-        if hasattr(X, "iloc"):
-            return X
-        return check_array(X, accept_sparse=["csr", "csc"], dtype=None, ensure_all_finite=False, allow_nd=True)
+    _check_X = staticmethod(check_rows)
 
     def _split_private_public(self, X, y, X_public):
         if y is None:
@@ -549,6 +557,19 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         aggregator = self._aggregator(n_possible, data.classes.size, data.n_teachers)
         aggregator._validate(data.n_teachers)  # e.g. threshold > n_teachers, before any teacher sees data
         student = clone(self.student if self.student is not None else self.estimator)
+        if _fits_votes(student):
+            if not aggregator.releases_votes:
+                raise ValueError(
+                    f"the student {type(_final_step(student)).__name__} learns from noisy vote counts, which "
+                    f"{aggregator!r} does not release; use aggregator='gaussian-histogram' (GaussianHistogram), or "
+                    "aggregator=None, which picks it."
+                )
+            if self.semi_supervised is True:
+                raise ValueError(
+                    "semi_supervised=True gives the student unlabeled rows, but a student that fits vote counts "
+                    "learns from the answered rows only; use semi_supervised='auto' or False."
+                )
+            _final_step(student).set_params(classes=data.classes)  # the columns of the released histograms
         strategy = self.query_strategy
         if strategy == "auto":  # a budget-first fit also chooses which rows its budget buys answers for
             strategy = "uncertainty" if self.epsilon is not None and hasattr(student, "predict_proba") else "random"
@@ -629,17 +650,23 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                     if fitted_student is not None
                     else np.full(votes.shape, 1.0 / data.classes.size)
                 )
-            if room is None:
+            noisy_votes = None
+            if aggregator.releases_votes:  # always answers, so no filter: the histogram is released, its argmax labels
+                noisy_votes = aggregator.noisy_votes(votes, rng)
+                labels, answered = np.argmax(noisy_votes, axis=1), np.ones(votes.shape[0], dtype=bool)
+            elif room is None:
                 labels, answered = aggregator.aggregate(votes, rng, student_proba=proba, return_answered=True)
             else:
                 labels, answered = _filter(aggregator, votes, proba, rng, room, check, answer)
             if fitted_student is None:  # the uniform stand-in is no student: it labels nothing itself
                 labels = np.where(answered, labels, -1)
             n_run = labels.size  # the rows submitted; the votes of the others are never released
-            transcript.add(rows[:n_run], votes[:n_run], labels, answered, None if proba is None else proba[:n_run])
+            transcript.add(
+                rows[:n_run], votes[:n_run], labels, answered, None if proba is None else proba[:n_run], noisy_votes
+            )
             self._log(f"aggregated with {aggregator!r}: {np.count_nonzero(labels >= 0)} of {n_run} answered")
             if np.any(transcript.labels >= 0):
-                self._fit_student(student, data.X_public, transcript.labels, data.classes, semi_supervised)
+                self._fit_student(student, data.X_public, transcript, data.classes, semi_supervised)
                 fitted_student = student
         if not transcript.votes:
             raise ValueError("no query was submitted; raise epsilon or max_queries, or give more public rows.")
@@ -719,18 +746,23 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return np.sort(classes)
 
     def _aggregator(self, n_possible, n_classes, n_teachers):
-        """The aggregator object; with a budget and no aggregator, GNMax with noise calibrated to it."""
+        """The aggregator object; with a budget and no aggregator, GNMax with noise calibrated to it.
+
+        GaussianHistogram instead of GNMax for a student that learns from the noisy vote counts.
+        """
         if self.aggregator is None:
+            student = self.student if self.student is not None else self.estimator
+            default = agg.GaussianHistogram if _fits_votes(student) else agg.GNMax
             if self.epsilon is None:
-                return agg.GNMax(sigma=40.0)
+                return default(sigma=40.0)
             if self.max_queries is not None:  # spend the budget on max_queries answers
-                return agg.GNMax.for_budget(self.epsilon, self.delta, n_possible, self.sanitize_order)  # releasable
+                return default.for_budget(self.epsilon, self.delta, n_possible, self.sanitize_order)  # releasable
             if n_classes is None:
                 raise ValueError(
                     "the noise calibrated to epsilon depends on the number of classes: pass classes=... (or an "
                     "aggregator) to compute the publishable epsilon before the fit."
                 )
-            return agg.GNMax.for_ensemble(
+            return default.for_ensemble(
                 self.epsilon, self.delta, n_teachers, n_classes, min(n_possible, agg.MAX_BUDGET_ANSWERS),
                 self.sanitize_order,
             )  # fmt: skip
@@ -801,19 +833,26 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
         return _Plan(n_possible, budget, release, Cost(mu_squared=budget) + release)
 
-    def _fit_student(self, student, X_pub, labels, classes, semi_supervised):
-        """Fit the student on the labeled public rows (all public rows, -1 for the rest, if semi-supervised)."""
+    def _fit_student(self, student, X_pub, transcript, classes, semi_supervised):
+        """Fit the student on the labeled public rows (all public rows, -1 for the rest, if semi-supervised).
+
+        A student that fits vote counts gets the released noisy histograms of the answered rows instead.
+        """
         start = time.perf_counter()
+        labels = transcript.labels
         rows = np.arange(labels.size) if semi_supervised else np.flatnonzero(labels >= 0)
-        y_student = np.full(rows.size, -1, dtype=_label_dtype(classes))
         has_label = labels[rows] >= 0
-        y_student[has_label] = classes[labels[rows][has_label]]
+        if _fits_votes(student):
+            y_student = transcript.noisy_votes[rows]
+        else:
+            y_student = np.full(rows.size, -1, dtype=_label_dtype(classes))
+            y_student[has_label] = classes[labels[rows][has_label]]
         try:
             student.fit(_safe_indexing(X_pub, rows), y_student)
         except ValueError as exc:
             raise ValueError(
                 f"the student could not be fit on the {np.count_nonzero(has_label)} answered queries "
-                f"({np.unique(y_student[has_label]).size} distinct labels): {exc}. Answer more queries "
+                f"({np.unique(labels[rows][has_label]).size} distinct labels): {exc}. Answer more queries "
                 "(more public rows, max_queries, a lower threshold)."
             ) from exc
         self._log(f"fitted the student on {np.count_nonzero(has_label)} labeled public rows of {rows.size}", start)

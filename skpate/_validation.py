@@ -6,6 +6,7 @@ The bottom of the package: it imports nothing from skpate, so any module can use
 import numbers
 
 import numpy as np
+from sklearn.utils.validation import check_array
 
 __all__ = ["check_generator", "check_positive", "check_votes"]
 
@@ -74,3 +75,15 @@ def check_positive_int(name, value, what="", minimum=1):
         kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
         raise ValueError(f"{name} must be {kind}{what}, got {value!r}.")
     return value
+
+
+def check_rows(X):
+    """Light validation of an estimator's input rows.
+
+    DataFrames pass through untouched (pipelines may select columns by
+    name); arrays are checked for shape, emptiness and complex data, and
+    finiteness is left to the wrapped estimators.
+    """
+    if hasattr(X, "iloc"):
+        return X
+    return check_array(X, accept_sparse=["csr", "csc"], dtype=None, ensure_all_finite=False, allow_nd=True)

@@ -6,14 +6,15 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.pipeline import make_pipeline
 
 from ._pate import PATEClassifier
-from .aggregators import GNMax, teachers_for_budget
+from .aggregators import GaussianHistogram, GNMax, teachers_for_budget
+from .students import VoteRegressionClassifier
 
 __all__ = ["make_tabular_pate", "teachers_for_budget"]
 
 
 def make_tabular_pate(
     preprocessor="passthrough", *, epsilon, classes, delta=1e-5, n_teachers=250, max_answers=None,
-    random_state=None, n_jobs=None, **params,
+    vote_regression=False, random_state=None, n_jobs=None, **params,
 ):  # fmt: skip
     """A budget-first ``PATEClassifier`` for tabular data: forest teachers, a smooth forest student.
 
@@ -63,6 +64,12 @@ def make_tabular_pate(
         Above this many queries, the budget buys less noise instead of more
         queries (``GNMax.for_ensemble``); None: ``PATEClassifier``'s default,
         2,000 or the number of public rows if smaller. A public quantity.
+    vote_regression : bool, default=False
+        Release the whole noisy vote histogram (:class:`skpate.GaussianHistogram`,
+        the same cost as GNMax, twice its noise for four times the answers)
+        and let the student regress it
+        (:class:`skpate.students.VoteRegressionClassifier` around a forest
+        with leaves of at least 10 rows) instead of learning hard labels.
     random_state : int, RandomState instance or None, default=None
     n_jobs : int, default=None
     **params
@@ -85,7 +92,8 @@ def make_tabular_pate(
     1.0
     """
     teacher = make_pipeline(clone(preprocessor, safe=False), RandomForestClassifier(max_features=None))
-    student = make_pipeline(clone(preprocessor, safe=False), RandomForestClassifier(min_samples_leaf=5))
+    final = VoteRegressionClassifier() if vote_regression else RandomForestClassifier(min_samples_leaf=5)
+    student = make_pipeline(clone(preprocessor, safe=False), final)
     pate = PATEClassifier(
         teacher, n_teachers=n_teachers, student=student, epsilon=epsilon, delta=delta, classes=classes,
         random_state=random_state, n_jobs=n_jobs, **params,
@@ -93,7 +101,8 @@ def make_tabular_pate(
     if max_answers is not None:  # the noise is fixed before the fit, for the number of teachers the fit will train
         n_classes = np.unique(classes).size
         n_teachers = pate._n_teachers(n_classes)
+        noise = GaussianHistogram if vote_regression else GNMax
         pate.set_params(
-            n_teachers=n_teachers, aggregator=GNMax.for_ensemble(epsilon, delta, n_teachers, n_classes, max_answers)
+            n_teachers=n_teachers, aggregator=noise.for_ensemble(epsilon, delta, n_teachers, n_classes, max_answers)
         )
     return pate
