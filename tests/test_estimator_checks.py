@@ -1,4 +1,5 @@
-"""scikit-learn's estimator checks on PATEClassifier.
+"""scikit-learn's estimator checks on PATEClassifier (GNMax, and GaussianHistogram with a vote student) and on
+VoteRegressionClassifier.
 
 The checks call ``fit(X, y)`` with labeled rows only, but PATE needs public,
 unlabeled rows to label for its student, and a plain ``fit`` without them
@@ -16,7 +17,8 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import _num_samples
 
-from skpate import GNMax, PATEClassifier
+from skpate import GaussianHistogram, GNMax, PATEClassifier
+from skpate.students import VoteRegressionClassifier
 
 
 class _RowsAsPublicPool(PATEClassifier):
@@ -31,6 +33,11 @@ class _RowsAsPublicPool(PATEClassifier):
 ESTIMATORS = [
     _RowsAsPublicPool(LogisticRegression(), n_teachers=2, aggregator=GNMax(sigma=0.1), random_state=0),
     _RowsAsPublicPool(DecisionTreeClassifier(max_depth=5), n_teachers=2, aggregator=GNMax(sigma=0.1), random_state=0),
+    _RowsAsPublicPool(
+        DecisionTreeClassifier(max_depth=5), n_teachers=2, aggregator=GaussianHistogram(sigma=0.1),
+        student=VoteRegressionClassifier(random_state=0), random_state=0,
+    ),  # fmt: skip
+    VoteRegressionClassifier(random_state=0),
 ]
 
 
@@ -42,6 +49,8 @@ SEMI_SUPERVISED_LABELS = (
 
 
 def _expected_failures(estimator):
+    if not isinstance(estimator, PATEClassifier):
+        return {}
     failures = {"check_classifiers_classes": SEMI_SUPERVISED_LABELS}
     if isinstance(estimator.estimator, LogisticRegression):
         failures["check_fit2d_1feature"] = (
