@@ -34,8 +34,11 @@ ESTIMATORS = [
     _RowsAsPublicPool(LogisticRegression(), n_teachers=2, aggregator=GNMax(sigma=0.1), random_state=0),
     _RowsAsPublicPool(DecisionTreeClassifier(max_depth=5), n_teachers=2, aggregator=GNMax(sigma=0.1), random_state=0),
     _RowsAsPublicPool(
-        DecisionTreeClassifier(max_depth=5), n_teachers=2, aggregator=GaussianHistogram(sigma=0.1),
-        student=VoteRegressionClassifier(random_state=0), random_state=0,
+        DecisionTreeClassifier(max_depth=5),
+        n_teachers=2,
+        aggregator=GaussianHistogram(sigma=0.1),
+        student=VoteRegressionClassifier(random_state=0),
+        random_state=0,
     ),  # fmt: skip
     VoteRegressionClassifier(random_state=0),
 ]
