@@ -64,10 +64,11 @@ class VoteRegressionClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimato
     Examples
     --------
     >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
     >>> from skpate.students import VoteRegressionClassifier
     >>> X = np.arange(8.0).reshape(-1, 1)
     >>> noisy_votes = np.array([[9, 1], [8, 3], [7, 2], [6, 5], [2, 8], [3, 9], [1, 7], [0, 9]], dtype=float)
-    >>> clf = VoteRegressionClassifier(classes=["no", "yes"]).fit(X, noisy_votes)
+    >>> clf = VoteRegressionClassifier(LinearRegression(), classes=["no", "yes"]).fit(X, noisy_votes)
     >>> clf.predict([[0.0], [7.0]]).tolist()
     ['no', 'yes']
     """

@@ -10,11 +10,14 @@ from sklearn.tree import DecisionTreeClassifier
 
 from skpate import GNMax, PATEClassifier, make_tabular_pate
 from skpate.privacy.cost import largest_count
-from skpate.recipes import teachers_for_budget
+from skpate.recipes import VOTE_REGRESSION_ANSWERS, teachers_for_budget
+from skpate.students import VoteRegressionClassifier
 
 
 def test_recipe_configures_the_measured_settings():
-    pate = make_tabular_pate(StandardScaler(), epsilon=1.0, classes=[0, 1], n_teachers=40, random_state=3)
+    pate = make_tabular_pate(
+        StandardScaler(), epsilon=1.0, classes=[0, 1], n_teachers=40, vote_regression=False, random_state=3
+    )
     params = pate.get_params()
     assert (params["epsilon"], params["n_teachers"], params["random_state"]) == (1.0, 40, 3)
     # Noise and queries: the estimator's budget defaults (GNMax.for_ensemble, 5 rounds of uncertainty sampling).
@@ -30,7 +33,9 @@ def test_recipe_configures_the_measured_settings():
 def test_recipe_fit_spends_at_most_its_budget_and_learns():
     X, y = make_classification(n_samples=3000, n_features=8, n_informative=5, random_state=0)
     X_priv, y_priv, X_pub, X_eval, y_eval = X[:2000], y[:2000], X[2000:2600], X[2600:], y[2600:]
-    pate = make_tabular_pate(epsilon=2.0, classes=[0, 1], n_teachers=20, n_rounds=3, random_state=0)
+    pate = make_tabular_pate(
+        epsilon=2.0, classes=[0, 1], n_teachers=20, n_rounds=3, vote_regression=False, random_state=0
+    )
     pate.fit(X_priv, y_priv, X_public=X_pub)
     assert pate.privacy_spent_[0] <= 2.0 and pate.privacy_report_.guarantee == "a-priori"
     assert isinstance(pate.aggregator_, GNMax) and pate.aggregator_.sigma == pytest.approx(20 / 1.75)
@@ -42,7 +47,9 @@ def test_recipe_fit_spends_at_most_its_budget_and_learns():
 def test_recipe_buys_less_noise_instead_of_more_than_max_answers_queries():
     X, y = make_classification(n_samples=3000, n_features=8, n_informative=5, random_state=0)
     # At epsilon 0.5 the budget covers fewer than the 1,000 public rows at n/1.75: the noise stays there.
-    low = make_tabular_pate(epsilon=0.5, classes=[0, 1], n_teachers=20, n_rounds=1, random_state=0)
+    low = make_tabular_pate(
+        epsilon=0.5, classes=[0, 1], n_teachers=20, n_rounds=1, vote_regression=False, random_state=0
+    )
     low.fit(X[:2000], y[:2000], X_public=X[2000:])
     assert low.aggregator_.sigma == pytest.approx(20 / 1.75) and low.n_queries_ < 1000
     # At epsilon 40 it would cover more than the public rows: the noise drops until they spend the budget.
@@ -53,6 +60,24 @@ def test_recipe_buys_less_noise_instead_of_more_than_max_answers_queries():
     capped = make_tabular_pate(epsilon=4.0, classes=[0, 1], max_answers=500).aggregator
     assert capped.sigma < 250 / 1.75
     assert largest_count(capped.query_cost()[1], 4.0, 1e-5, limit=10**6) == 500
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 0.5, 0.75, 0.8, 1.0, 2.0])
+@pytest.mark.parametrize("n_teachers", [100, 250, "auto"])
+def test_recipe_regresses_votes_exactly_where_the_budget_buys_few_hard_answers(epsilon, n_teachers):
+    pate = make_tabular_pate(epsilon=epsilon, classes=["a", "b"], n_teachers=n_teachers)
+    resolved = pate._n_teachers(2)
+    per_answer = GNMax.for_ensemble(epsilon, 1e-5, resolved, 2).query_cost()[1]
+    few = largest_count(per_answer, epsilon, 1e-5, limit=10**6) < VOTE_REGRESSION_ANSWERS
+    assert isinstance(pate.student[-1], VoteRegressionClassifier if few else RandomForestClassifier)
+    assert pate.aggregator is None  # PATEClassifier picks GaussianHistogram for the vote student
+
+
+def test_recipe_rule_on_adult_budgets():
+    students = [type(make_tabular_pate(epsilon=e, classes=[0, 1]).student[-1]) for e in (0.5, 1.0, 2.0, 4.0)]
+    assert students == [VoteRegressionClassifier] + [RandomForestClassifier] * 3
+    with pytest.raises(ValueError, match='vote_regression must be True, False or "auto"'):
+        make_tabular_pate(epsilon=1.0, classes=[0, 1], vote_regression="yes")
 
 
 @pytest.mark.parametrize("max_answers", [0, -3, 2.5, True, "2000"])
