@@ -178,7 +178,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Number of teachers, i.e. of disjoint partitions of the private rows.
         ``"auto"``: 250, or, with ``epsilon`` and the budget noise below (no
         ``aggregator``, no ``max_queries``), more where 250 teachers would
-        buy fewer than 800 answers at that noise
+        buy fewer than 800 answers at GNMax's budget noise (also with a
+        vote-count student, whose histograms carry twice that noise)
         (:func:`skpate.teachers_for_budget`: for two classes 493 at epsilon
         0.5, 262 at 1, 250 from 1.05 on; for ten classes 584 at epsilon 1,
         250 from 2.6 on). A
@@ -189,7 +190,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         teacher still gets enough rows to learn from.
     aggregator : aggregator object or str, default=None
         Noisy aggregation of the votes, from :mod:`skpate.aggregators`, or
-        one of ``"plurality"``, ``"lnmax"``, ``"gnmax"``, ``"confident-gnmax"``,
+        one of ``"plurality"``, ``"lnmax"``, ``"gnmax"``, ``"gaussian-histogram"``, ``"confident-gnmax"``,
         ``"interactive-gnmax"``, ``"nzc"`` with default parameters. None means
         ``GNMax(sigma=40)`` without a budget; with ``epsilon``, GNMax whose
         noise is calibrated to it: ``GNMax.for_budget(epsilon, delta,
@@ -198,13 +199,20 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         two classes) with as many queries as the budget allows, or less noise
         where that would be more than 2,000 queries or the public rows (see
         :meth:`GNMax.for_ensemble`, measured on UCI Adult and Fashion-MNIST).
+        With a student that learns from vote counts (below),
+        :class:`~skpate.GaussianHistogram` in place of GNMax, the same way.
         ``InteractiveGNMax`` compares the teachers with
         the student of the previous round (the uniform distribution in the
         first round, which makes it Confident-GNMax with threshold
         ``threshold + n_teachers / n_classes``).
     student : estimator object, default=None
         Classifier trained on the answered public rows and their noisy labels.
-        None means a clone of ``estimator``.
+        None means a clone of ``estimator``. A
+        :class:`skpate.students.VoteRegressionClassifier` (or a ``Pipeline``
+        ending in one) is trained on the released noisy vote histograms
+        instead, and needs an aggregator that releases them
+        (:class:`~skpate.GaussianHistogram`); its ``classes`` are set to the
+        label set.
     max_queries : int, default=None
         At most this many public rows are submitted to the teachers; None
         submits them all (or, with ``epsilon``, as many as it allows). Every
