@@ -77,13 +77,14 @@ import json  # noqa: E402
 
 from sklearn.base import clone  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
-from sklearn.linear_model import LogisticRegression, RidgeClassifier  # noqa: E402
+from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.semi_supervised import SelfTrainingClassifier  # noqa: E402
 
-from skpate import ConfidentGNMax, GNMax, PATEClassifier  # noqa: E402
+from skpate import ConfidentGNMax, GaussianHistogram, GNMax, PATEClassifier  # noqa: E402
 from skpate.datasets import load_fashion_mnist  # noqa: E402
+from skpate.students import VoteRegressionClassifier  # noqa: E402
 
 CACHE = "/tmp/fmnist_scattering.npy"
 CLASSES = list(range(10))
@@ -135,6 +136,8 @@ TEACHERS = {
 STUDENTS = {
     "logistic": logistic,
     "self-training": lambda: SelfTrainingClassifier(logistic(), threshold=0.9, max_iter=3),
+    # Regresses the released noisy histograms (GaussianHistogram, at the row's sigma: the same cost as GNMax).
+    "vote-ridge": lambda: make_pipeline(StandardScaler(), VoteRegressionClassifier(Ridge(alpha=1000.0))),
 }
 
 
@@ -199,11 +202,17 @@ def budget_rows(pate, n, epsilon, X, y, X_public, y_public, X_eval, y_eval, args
     names = []
     for name, aggregator in aggregators.items():
         for student in args.students:
-            names.append(f"{name}, {student} student")
+            release, label = aggregator, name
+            if student.startswith("vote"):
+                if not (aggregator is None or type(aggregator) is GNMax):
+                    continue  # only GNMax's noise has a histogram release of the same cost
+                if aggregator is not None:  # the same noise and cost, the histogram released
+                    release, label = GaussianHistogram(sigma=aggregator.sigma), name.replace("GNMax", "histogram")
+            names.append(f"{label}, {student} student")
             if (n, epsilon, names[-1]) in done:
                 continue
             pate.set_params(
-                aggregator=aggregator, epsilon=epsilon, student=STUDENTS[student](),
+                aggregator=release, epsilon=epsilon, student=STUDENTS[student](),
                 query_strategy="uncertainty" if args.rounds > 1 else "random", n_rounds=args.rounds,
             )  # fmt: skip
             pate.fit(X, y, X_public=X_public)
