@@ -253,7 +253,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         tabular recipe's settings: on UCI Adult they lifted the default fit
         (a forest as teachers and student) by 0.9 to 3.8 points at
         publishable epsilon 0.5 to 4 (``benchmarks/adult.py``, 3 seeds; 10
-        seeds: within 0.6 point of the recipe; the previous default was
+        seeds: within 0.7 point of the recipe; the previous default was
         ``sigma = n_teachers / 3`` and random queries in one round).
     semi_supervised : bool or "auto", default="auto"
         Give the student every public row, labeled ``-1`` where there is no
