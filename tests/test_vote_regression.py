@@ -208,3 +208,19 @@ def test_recipe_with_vote_regression(data):
     pate.fit(X, y, X_public=X_pub)
     assert isinstance(pate.aggregator_, GaussianHistogram) and pate.privacy_spent_[0] <= 1.0
     assert pate.score(X_eval, y_eval) > 0.7
+
+
+def test_released_margins_leak_what_gnmax_data_dependent_bound_would_miss():
+    # Unanimous teachers and a neighbour where one teacher moved: GNMax's label is class 0 in both (its
+    # data-dependent cost is near 0), but the released count of class 1 tells them apart.
+    votes, neighbour, sigma, trials = np.array([[250, 0]]), np.array([[249, 1]]), 1.0, 200_000
+    histogram = GaussianHistogram(sigma=sigma)
+    rng = np.random.default_rng(0)
+    high = [np.mean(histogram.noisy_votes(np.repeat(v, trials, axis=0), rng)[:, 1] > 0.5) for v in (votes, neighbour)]
+    margin = 4 * np.sqrt(0.25 / trials)  # four standard errors of a proportion
+    lower_bound = np.log((high[1] - margin) / (high[0] + margin))  # an epsilon any valid claim must exceed (delta 0)
+    assert lower_bound > 0.7
+    gnmax_dependent = analyze(votes, GNMax(sigma=sigma), delta=1e-5).data_dependent_epsilon
+    assert gnmax_dependent < lower_bound  # the argmax bound does not cover the histogram
+    assert analyze(votes, histogram, delta=1e-5).epsilon > lower_bound
+    assert analyze(votes, histogram, delta=1e-5).data_dependent_epsilon > lower_bound
