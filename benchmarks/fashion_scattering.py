@@ -16,7 +16,11 @@ each teacher's scaler sees only its own private partition. Students: the
 logistic regression (lbfgs, C=0.1, max_iter=300: a fixed compute budget) on the
 answered public rows, or ``SelfTrainingClassifier`` around it (threshold 0.9,
 3 iterations), which also learns from the public images no teacher labeled
-(they are public: no privacy cost). The student's scaler sees only public rows.
+(they are public: no privacy cost), or ``vote-ridge``: a
+``VoteRegressionClassifier(Ridge(alpha=1000))`` that regresses the released
+noisy histograms (each GNMax row becomes ``GaussianHistogram`` at the same
+sigma, the same cost; alpha chosen among 100-10,000 in a prototype on cached
+votes). The student's scaler sees only public rows.
 
 Measured, each row averaged over ``--seeds`` (the teachers are trained once per
 seed and reused across rows with ``warm_start``), publishable epsilon first:
