@@ -136,7 +136,7 @@ def _student_has(attr):
     def check(self):
         if hasattr(self, "student_"):
             return hasattr(self.student_, attr)
-        return hasattr(self.student if self.student is not None else self.estimator, attr)
+        return hasattr(self._student_template(), attr)
 
     return check
 
@@ -448,6 +448,10 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     _check_X = staticmethod(check_rows)
 
+    def _student_template(self):
+        """The unfitted student: ``student``, or ``estimator`` when it is None."""
+        return self.student if self.student is not None else self.estimator
+
     def _split_private_public(self, X, y, X_public):
         if y is None:
             raise ValueError(
@@ -564,7 +568,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n_possible = self._n_possible(_num_samples(data.X_public))
         aggregator = self._aggregator(n_possible, data.classes.size, data.n_teachers)
         aggregator._validate(data.n_teachers)  # e.g. threshold > n_teachers, before any teacher sees data
-        student = clone(self.student if self.student is not None else self.estimator)
+        student = clone(self._student_template())
         if _fits_votes(student):
             if not aggregator.releases_votes:
                 raise ValueError(
@@ -759,8 +763,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         GaussianHistogram instead of GNMax for a student that learns from the noisy vote counts.
         """
         if self.aggregator is None:
-            student = self.student if self.student is not None else self.estimator
-            default = agg.GaussianHistogram if _fits_votes(student) else agg.GNMax
+            default = agg.GaussianHistogram if _fits_votes(self._student_template()) else agg.GNMax
             if self.epsilon is None:
                 return default(sigma=40.0)
             if self.max_queries is not None:  # spend the budget on max_queries answers

@@ -333,13 +333,16 @@ def _per_query(curve, n_queries):
     return np.broadcast_to(curve[None, :], (n_queries, curve.size)).copy()
 
 
+def _noisy(values, rng, scale=None, sigma=None):
+    """``values + noise``: Laplace of ``scale`` or Gaussian of ``sigma`` on every count."""
+    if sigma is None:
+        return values + rng.laplace(0.0, scale, size=values.shape)
+    return values + rng.normal(0.0, sigma, size=values.shape)
+
+
 def _noisy_argmax(values, rng, scale=None, sigma=None):
     """``argmax(values + noise)``: Laplace of ``scale`` or Gaussian of ``sigma``."""
-    if sigma is None:
-        noise = rng.laplace(0.0, scale, size=values.shape)
-    else:
-        noise = rng.normal(0.0, sigma, size=values.shape)
-    return np.argmax(values + noise, axis=1)
+    return np.argmax(_noisy(values, rng, scale=scale, sigma=sigma), axis=1)
 
 
 def _laplace_max_cost(values, scale, orders, sensitivity=1.0):
@@ -611,13 +614,7 @@ class GaussianHistogram(GNMax):
         """
         votes = check_votes(votes)
         self._validate(int(votes[0].sum()))
-        return self._noisy(votes, check_generator(random_state))
-
-    def _noisy(self, votes, rng):
-        return votes + rng.normal(0.0, self.sigma, size=votes.shape)
-
-    def _aggregate(self, votes, rng, proba):
-        return np.argmax(self._noisy(votes, rng), axis=1), np.ones(votes.shape[0], dtype=bool)
+        return _noisy(votes, check_generator(random_state), sigma=self.sigma)  # GNMax's draw, before its argmax
 
     def cost_terms(self):
         return (CostTerm("gaussian-histogram", {"sigma": self.sigma}),)

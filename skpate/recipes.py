@@ -118,15 +118,14 @@ def make_tabular_pate(
         n_jobs=n_jobs, **params,
     )  # fmt: skip
     n_classes = np.unique(classes).size
+    n_teachers = pate._n_teachers(n_classes)  # the count the fit will train (public)
     if vote_regression == "auto":  # few answers: their margins are worth more than their argmax (public rule)
-        n_teachers = pate._n_teachers(n_classes)
         noise = GNMax.for_ensemble(epsilon, delta, n_teachers, n_classes, max_answers)
         hard_answers = largest_count(noise.query_cost()[1], epsilon, delta, VOTE_REGRESSION_ANSWERS)
         vote_regression = hard_answers < VOTE_REGRESSION_ANSWERS
     final = VoteRegressionClassifier() if vote_regression else RandomForestClassifier(min_samples_leaf=5)
     pate.set_params(student=make_pipeline(clone(preprocessor, safe=False), final))
     if max_answers is not None:  # the noise is fixed before the fit, for the number of teachers the fit will train
-        n_teachers = pate._n_teachers(n_classes)
         noise = GaussianHistogram if vote_regression else GNMax
         pate.set_params(
             n_teachers=n_teachers, aggregator=noise.for_ensemble(epsilon, delta, n_teachers, n_classes, max_answers)
