@@ -19,8 +19,9 @@ from ._partition import disjoint_partitions
 from ._teachers import TeacherEnsemble, seed_estimator
 from ._validation import check_rows
 from .aggregators import PrivacyLeakWarning
-from .privacy import RDPAccountant, analyze
+from .privacy import RDPAccountant
 from .privacy.cost import Cost, gaussian_budget, largest_count
+from .privacy.report import _analyze
 
 __all__ = ["PATEClassifier"]
 
@@ -696,7 +697,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _account(self, transcript, aggregator, plan, rng):
         votes, answered, probas = transcript.stacked()
-        report = analyze(
+        report = _analyze(  # the filter ran here, so the budget guarantee is ours to give
             votes,
             aggregator,
             self.delta,

@@ -361,7 +361,7 @@ def _logaddexp_into(x, y):
     here in whole-array passes: about 3x faster than the ufunc, whose scalar
     loop branches per element. Where NumPy has no SIMD kernel for ``exp`` and
     ``log1p`` (x86 below AVX-512) both call the same libm functions, so the
-    bits are the same; elsewhere they agree to an ulp. (With ``x == y == inf``
+    bits are the same; elsewhere they agree to a few ulps of max(x, y). (With ``x == y == inf``
     the formula would give NaN: callers check finiteness.)
     """
     m = np.maximum(x, y)

@@ -182,7 +182,6 @@ def analyze(
     method="classic",
     sanitize_order=None,
     random_state=None,
-    budget=None,
 ):
     """Privacy report of aggregating ``votes`` with ``aggregator``.
 
@@ -214,15 +213,15 @@ def analyze(
         publishable epsilon. None: no release.
     random_state : None, int or numpy.random.Generator
         Noise of the sanitized release.
-    budget : float > 0, optional
-        The epsilon budget of a privacy filter under which the queries were
-        run (``PATEClassifier(epsilon=...)``): then the publishable epsilon is
-        the budget. Without it, every submitted query is charged as if
-        answered (the a-priori worst case).
 
     Returns
     -------
     report : PrivacyReport
+        Its publishable ``epsilon`` charges every submitted query as if
+        answered (the a-priori worst case). A vote matrix cannot prove that a
+        privacy filter stopped the queries in time, so the budget guarantee
+        (``guarantee == "budget"``) is only given by the estimator that ran
+        the filter (``PATEClassifier(epsilon=...)``), never from votes alone.
 
     Examples
     --------
@@ -233,6 +232,20 @@ def analyze(
     >>> report = analyze(votes, GNMax(sigma=40), delta=1e-5)
     >>> round(report.epsilon, 2), round(report.data_dependent_epsilon, 2)  # publishable, then private
     (3.34, 0.45)
+    """
+    return _analyze(votes, aggregator, delta, answered, orders, student_proba, method, sanitize_order, random_state)
+
+
+def _analyze(
+    votes, aggregator, delta, answered=None, orders=None, student_proba=None, method="classic", sanitize_order=None,
+    random_state=None, budget=None,
+):  # fmt: skip
+    """``analyze``, and with ``budget`` the report of a privacy filter with that budget.
+
+    Private: only the code that ran the filter (``PATEClassifier``, which stops
+    submitting before a query could exceed ``budget``) may claim its guarantee.
+    Ex post, "these answers spent less than B" is no guarantee: on a
+    neighbouring dataset the same unfiltered run could have spent more.
     """
     delta = check_delta(delta)
     orders = check_orders(orders)
