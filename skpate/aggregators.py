@@ -167,6 +167,8 @@ class _Aggregator(BaseEstimator):
     is_private = True
     #: Whether the aggregator releases the whole noisy histogram (``noisy_votes``), not only a label.
     releases_votes = False
+    #: Whether its cost has a data-dependent bound tighter than the a-priori one (the papers' analysis).
+    has_data_dependent_analysis = True
 
     @property
     def _sanitizable(self):
@@ -597,6 +599,7 @@ class GaussianHistogram(GNMax):
     """
 
     releases_votes = True
+    has_data_dependent_analysis = False  # the margins are released: PATE 2018 Thm. 6 does not apply
     _ensemble_noise = 2.0
 
     def noisy_votes(self, votes, random_state=None):

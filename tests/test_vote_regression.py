@@ -54,6 +54,10 @@ def test_histogram_costs_gnmax_a_priori_and_has_no_data_dependent_discount():
     assert unanimous.data_dependent_epsilon == split.data_dependent_epsilon
     assert unanimous.epsilon == split.epsilon
     assert not histogram._sanitizable
+    # The report says the number is the a-priori curve instead of calling a public number private.
+    assert not unanimous.data_dependent_analysis and analyze(VOTES, gnmax, 1e-5).data_dependent_analysis
+    assert "no data-dependent analysis" in str(unanimous) and "PRIVATE" not in str(unanimous)
+    assert "PRIVATE: computed from the votes" in str(analyze(VOTES, gnmax, 1e-5))
 
 
 def test_histogram_budget_constructors():

@@ -43,7 +43,12 @@ class PrivacyReport:
         ``None`` when no release was asked for.
     data_dependent_epsilon : float
         The papers' data-dependent epsilon (RDP with ``method``). Computed
-        from the private votes: **private, do not publish**.
+        from the private votes: **private, do not publish**. For an
+        aggregator without a data-dependent analysis
+        (``has_data_dependent_analysis`` False, e.g.
+        :class:`~skpate.GaussianHistogram`) it is the a-priori RDP curve,
+        converted: no tighter than ``epsilon`` and a function of public
+        quantities only.
     data_dependent_order : float
         Its RDP order (also private).
     method : str
@@ -76,6 +81,9 @@ class PrivacyReport:
     is_private : bool
         False for the non-private :class:`~skpate.aggregators.Plurality`
         (infinite epsilon).
+    data_dependent_analysis : bool
+        Whether ``data_dependent_epsilon`` comes from the votes (the papers'
+        analysis) or is the a-priori curve (aggregators without one).
     """
 
     epsilon: float
@@ -98,6 +106,7 @@ class PrivacyReport:
     data_independent_rdp_per_query: np.ndarray = field(default=None, compare=False)
     aggregator: str = ""
     is_private: bool = True
+    data_dependent_analysis: bool = True
     sanitization: SanitizedEpsilon = field(default=None, compare=False)
 
     @property
@@ -157,9 +166,13 @@ class PrivacyReport:
                 f"  sanitized data-dependent epsilon: {self.sanitized_epsilon:.4g} (order {self.sanitization.order:g}; "
                 "a DP estimate, publishable next to the bound, not a bound)"
             )
+        if self.data_dependent_analysis:
+            source = "PRIVATE: computed from the votes, do not publish"
+        else:  # nothing to hide, and nothing gained: say so rather than label a public number private
+            source = "no data-dependent analysis for this aggregator: the a-priori RDP curve, not from the votes"
         lines.append(
             f"  data-dependent epsilon: {self.data_dependent_epsilon:.4g} (order {self.data_dependent_order:g}, "
-            f"{self.method} conversion; PRIVATE: computed from the votes, do not publish)"
+            f"{self.method} conversion; {source})"
         )
         return "\n".join(lines)
 
@@ -306,5 +319,6 @@ def _analyze(
         data_independent_rdp_per_query=independent,
         aggregator=_describe(aggregator),
         is_private=bool(getattr(aggregator, "is_private", True)),
+        data_dependent_analysis=bool(getattr(aggregator, "has_data_dependent_analysis", True)),
         sanitization=sanitization,
     )
