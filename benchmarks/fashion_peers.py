@@ -214,8 +214,14 @@ def evaluate(X_train, y_train, X_eval, y_eval, epsilons, seeds, delta=1e-5, **hy
 
 
 def print_table(results, title):
-    """Print one row per epsilon: accuracy (mean +- std over seeds), seconds per fit, noise multiplier, spent eps."""
-    header = f"{'eps pub':>8s} {'accuracy %':>16s} {'s per fit':>10s} {'noise mult':>11s} {'eps spent':>10s}"
+    """Print one row per epsilon: accuracy (mean +- std, then each seed), seconds per fit, noise multiplier, spent eps.
+
+    The seeds are shown so that one run's seed 0 can be matched with the same peer in another benchmark's run.
+    """
+    header = (
+        f"{'eps pub':>8s} {'accuracy %':>16s} {'s per fit':>10s} {'noise mult':>11s} {'eps spent':>10s}  "
+        "accuracy % of seed 0, 1, ..."
+    )
     print(title)
     print(header)
     print("-" * len(header))
@@ -223,7 +229,7 @@ def print_table(results, title):
         accuracy = f"{100 * r['accuracy'].mean():.2f} +- {100 * r['accuracy'].std():.2f}"
         print(
             f"{epsilon:8.3g} {accuracy:>16s} {r['seconds'].mean():10.0f} {r['noise_multiplier'].mean():11.4f} "
-            f"{r['spent'].max():10.4f}",
+            f"{r['spent'].max():10.4f}  " + ", ".join(f"{100 * a:.2f}" for a in r["accuracy"]),
             flush=True,
         )
 
