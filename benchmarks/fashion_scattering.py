@@ -151,7 +151,7 @@ def teacher_counts(spec, epsilons):
         return dict.fromkeys(epsilons, int(spec))
     # The estimator's own rule (as make_tabular_pate uses it), so that the benchmark cannot drift from it.
     return {
-        eps: PATEClassifier(None, n_teachers="auto", epsilon=eps, delta=DELTA)._n_teachers(len(CLASSES))
+        eps: PATEClassifier(None, n_teachers="auto", epsilon=eps, delta=DELTA).resolve_n_teachers(len(CLASSES))
         for eps in epsilons
     }
 

@@ -545,7 +545,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(f"groups must have one entry per row of X ({_num_samples(X)}), got {groups.shape[0]}.")
             groups = groups[~self._public_mask(y)]
         classes = self._classes(y_private)
-        n_teachers = self._n_teachers(classes.size)
+        n_teachers = self.resolve_n_teachers(classes.size)
         if self._reuses_teachers(n_teachers) and not np.array_equal(self.classes_, classes):
             raise ValueError(
                 f"warm_start reuses teachers that vote over the classes {list(self.classes_)}, but this fit's classes "
@@ -556,8 +556,24 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _reuses_teachers(self, n_teachers):
         return self.warm_start and len(getattr(self, "teachers_", ())) == n_teachers
 
-    def _n_teachers(self, n_classes):
-        """``n_teachers``; ``"auto"``: 250, or more where 250 buy fewer than 800 answers of the budget (public)."""
+    def resolve_n_teachers(self, n_classes):
+        """How many teachers a fit with these parameters trains, known before it runs.
+
+        ``n_teachers`` itself, or for ``"auto"`` 250, or more where 250 would
+        buy fewer than 800 answers of the ``epsilon`` budget
+        (:func:`skpate.teachers_for_budget`). A function of public parameters
+        only; for planning, and for fixing an aggregator's noise in advance.
+
+        Parameters
+        ----------
+        n_classes : int or None
+            Number of classes (public). None: as when ``classes`` is not
+            given, the rule cannot apply and ``"auto"`` means 250.
+
+        Returns
+        -------
+        n_teachers : int
+        """
         if self.n_teachers != "auto":
             return self.n_teachers
         if self.epsilon is None or self.aggregator is not None or self.max_queries is not None or n_classes is None:
@@ -804,7 +820,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """The a-priori :class:`~skpate.privacy.Cost` a fit with these parameters reserves (planned at ``delta``)."""
         n_possible = self._n_possible(n_public)
         n_classes = None if self.classes is None else np.unique(self.classes).size
-        aggregator = self._aggregator(n_possible, n_classes, self._n_teachers(n_classes))
+        aggregator = self._aggregator(n_possible, n_classes, self.resolve_n_teachers(n_classes))
         return self._plan_budget(aggregator, n_possible, self._release_order(aggregator)).reserved
 
     def _n_possible(self, n_public):

@@ -118,7 +118,7 @@ def make_tabular_pate(
         n_jobs=n_jobs, **params,
     )  # fmt: skip
     n_classes = np.unique(classes).size
-    n_teachers = pate._n_teachers(n_classes)  # the count the fit will train (public)
+    n_teachers = pate.resolve_n_teachers(n_classes)  # the count the fit will train (public)
     if vote_regression == "auto":  # few answers: their margins are worth more than their argmax (public rule)
         noise = GNMax.for_ensemble(epsilon, delta, n_teachers, n_classes, max_answers)
         hard_answers = largest_count(noise.query_cost()[1], epsilon, delta, VOTE_REGRESSION_ANSWERS)

@@ -66,7 +66,7 @@ def test_recipe_buys_less_noise_instead_of_more_than_max_answers_queries():
 @pytest.mark.parametrize("n_teachers", [100, 250, "auto"])
 def test_recipe_regresses_votes_exactly_where_the_budget_buys_few_hard_answers(epsilon, n_teachers):
     pate = make_tabular_pate(epsilon=epsilon, classes=["a", "b"], n_teachers=n_teachers)
-    resolved = pate._n_teachers(2)
+    resolved = pate.resolve_n_teachers(2)
     per_answer = GNMax.for_ensemble(epsilon, 1e-5, resolved, 2).query_cost()[1]
     few = largest_count(per_answer, epsilon, 1e-5, limit=10**6) < VOTE_REGRESSION_ANSWERS
     assert isinstance(pate.student[-1], VoteRegressionClassifier if few else RandomForestClassifier)
@@ -125,6 +125,8 @@ def test_auto_teachers_are_added_only_where_250_buy_too_few_answers():
     pate = PATEClassifier(DecisionTreeClassifier(max_depth=2), n_teachers="auto", epsilon=0.5, classes=[0, 1],
                           n_rounds=1, random_state=0).fit(X_priv, y_priv, X_public=X_pub)  # fmt: skip
     assert pate.n_teachers_ == len(pate.teachers_) == teachers_for_budget(0.5, 1e-5, 2) > 250
+    assert pate.resolve_n_teachers(2) == pate.n_teachers_  # known before the fit, from public parameters
+    assert pate.resolve_n_teachers(None) == 250 and pate.n_teachers == "auto"  # no class count: no rule; unchanged
     assert pate.aggregator_.sigma == pytest.approx(pate.n_teachers_ / 1.75)
     assert pate.n_queries_ >= 800 and pate.privacy_spent_[0] <= 0.5  # the answers it was sized for, in budget
     # Where 250 teachers buy 800 answers, or without a budget, "auto" is 250; an explicit count is kept.
