@@ -17,7 +17,7 @@ from sklearn.utils.validation import _num_samples, check_array, check_is_fitted,
 from . import aggregators as agg
 from ._partition import disjoint_partitions
 from ._teachers import TeacherEnsemble, seed_estimator
-from ._validation import check_rows
+from ._validation import check_rows, final_step, is_semi_supervised, label_dtype
 from .aggregators import PrivacyLeakWarning
 from .privacy import RDPAccountant
 from .privacy.cost import Cost, gaussian_budget, largest_count
@@ -124,13 +124,6 @@ def _filter(aggregator, votes, proba, rng, room, check, answer):
     return np.concatenate(labels), np.concatenate(answered)
 
 
-def _label_dtype(classes):
-    """A dtype for labels that also holds -1 (no label): unsigned and string labels do not."""
-    if classes.dtype.kind in "if":
-        return classes.dtype
-    return np.int64 if classes.dtype.kind in "ub" else object
-
-
 def _student_has(attr):
     """``available_if`` check: the fitted student, else the one that will be fit."""
 
@@ -142,21 +135,9 @@ def _student_has(attr):
     return check
 
 
-def _final_step(estimator):
-    return estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
-
-
 def _fits_votes(estimator):
     """Whether ``estimator`` learns from noisy vote counts (:class:`skpate.students.VoteRegressionClassifier`)."""
-    return bool(getattr(_final_step(estimator), "_skpate_fits_votes", False))
-
-
-def _is_semi_supervised(estimator):
-    """Whether ``estimator`` learns from rows labeled -1 (sklearn.semi_supervised, VAT nets)."""
-    final = _final_step(estimator)
-    return bool(getattr(final, "_skpate_semi_supervised", False)) or type(final).__module__.startswith(
-        "sklearn.semi_supervised"
-    )
+    return bool(getattr(final_step(estimator), "_skpate_fits_votes", False))
 
 
 class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -175,6 +156,11 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     estimator : estimator object
         Classifier cloned for every teacher (and for the student when
         ``student`` is None). Any scikit-learn classifier or ``Pipeline``.
+        A semi-supervised one (from ``sklearn.semi_supervised``, or
+        :class:`skpate.semi_supervised.PseudoLabelClassifier`, possibly as a
+        pipeline's final step) fits its private partition and every public
+        row, labeled ``-1``: the public features cost no privacy, and each
+        teacher still depends on one partition only.
     n_teachers : int or "auto", default=250
         Number of teachers, i.e. of disjoint partitions of the private rows.
         ``"auto"``: 250, or, with ``epsilon`` and the budget noise below (no
@@ -259,7 +245,9 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     semi_supervised : bool or "auto", default="auto"
         Give the student every public row, labeled ``-1`` where there is no
         answer (scikit-learn's convention). ``"auto"``: when the student is
-        from ``sklearn.semi_supervised`` or a ``CNNClassifier(semi_supervised=True)``.
+        from ``sklearn.semi_supervised``, a
+        :class:`~skpate.semi_supervised.PseudoLabelClassifier` or a
+        ``CNNClassifier(semi_supervised=True)``.
     warm_start : bool, default=False
         Reuse the teachers of the previous ``fit`` (same ``n_teachers``)
         instead of training new ones, e.g. to compare aggregators or students.
@@ -589,7 +577,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if _fits_votes(student):
             if not aggregator.releases_votes:
                 raise ValueError(
-                    f"the student {type(_final_step(student)).__name__} learns from noisy vote counts, which "
+                    f"the student {type(final_step(student)).__name__} learns from noisy vote counts, which "
                     f"{aggregator!r} does not release; use aggregator='gaussian-histogram' (GaussianHistogram), or "
                     "aggregator=None, which picks it."
                 )
@@ -598,7 +586,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                     "semi_supervised=True gives the student unlabeled rows, but a student that fits vote counts "
                     "learns from the answered rows only; use semi_supervised='auto' or False."
                 )
-            _final_step(student).set_params(classes=data.classes)  # the columns of the released histograms
+            final_step(student).set_params(classes=data.classes)  # the columns of the released histograms
         strategy = self.query_strategy
         if strategy == "auto":  # a budget-first fit also chooses which rows its budget buys answers for
             strategy = "uncertainty" if self.epsilon is not None and hasattr(student, "predict_proba") else "random"
@@ -646,7 +634,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         submitted only if it fits even if answered: a privacy filter in
         Gaussian DP. Everything released is recorded in ``transcript``.
         """
-        semi_supervised = _is_semi_supervised(student) if self.semi_supervised == "auto" else self.semi_supervised
+        semi_supervised = is_semi_supervised(student) if self.semi_supervised == "auto" else self.semi_supervised
         check, answer = aggregator.query_cost()
         round_sizes = [len(chunk) for chunk in np.array_split(np.arange(plan.n_queries), plan.n_rounds)]
         fitted_student = None
@@ -742,7 +730,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_queries_ = transcript.n_queries
         self.n_answered_ = report.n_answered
         self.n_labeled_ = int(labeled.size)
-        self.public_labels_ = np.full(transcript.labels.size, -1, dtype=_label_dtype(data.classes))
+        self.public_labels_ = np.full(transcript.labels.size, -1, dtype=label_dtype(data.classes))
         self.public_labels_[labeled] = data.classes[transcript.labels[labeled]]
         self.public_queried_ = transcript.queried
         self.privacy_report_ = report
@@ -873,7 +861,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if _fits_votes(student):
             y_student = transcript.noisy_votes[rows]
         else:
-            y_student = np.full(rows.size, -1, dtype=_label_dtype(classes))
+            y_student = np.full(rows.size, -1, dtype=label_dtype(classes))
             y_student[has_label] = classes[labels[rows][has_label]]
         try:
             student.fit(_safe_indexing(X_pub, rows), y_student)

@@ -22,10 +22,12 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import _num_samples, check_memory
 
+from ._validation import is_semi_supervised, label_dtype
+
 __all__ = ["TeacherEnsemble", "seed_estimator"]
 
 #: Part of every cache key: a change in how teachers are trained or stored must never hit an old entry.
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3
 
 
 def seed_estimator(estimator, seed):
@@ -77,17 +79,32 @@ def _vote(teachers, X_query, classes):
     return votes
 
 
+def _stack_rows(top, bottom):
+    """Rows of ``top`` then of ``bottom``: arrays, sparse matrices or DataFrames (with the same columns)."""
+    if hasattr(top, "iloc"):
+        return pd.concat([top, bottom], ignore_index=True)
+    if sp.issparse(top):
+        return sp.vstack([top, bottom], format=top.format)
+    return np.concatenate([np.asarray(top), np.asarray(bottom)])
+
+
 @_local_parallelism
-def _fit_and_vote(estimators, partitions, X, y, X_query, classes):
+def _fit_and_vote(estimators, partitions, X, y, X_query, classes, X_unlabeled=None):
     """Fit teachers on their partitions and return them with their votes.
 
     Runs in a joblib worker: one call handles a batch of teachers, so the
-    query rows are shipped once per batch, not once per teacher.
+    query rows are shipped once per batch, not once per teacher. With
+    ``X_unlabeled`` (semi-supervised teachers), each also fits those rows,
+    labeled -1: public rows, which cost no privacy.
     """
     for estimator, part in zip(estimators, partitions):
         y_part = y[part]
+        X_fit, y_fit = _safe_indexing(X, part), y_part
+        if X_unlabeled is not None:
+            X_fit = _stack_rows(X_fit, X_unlabeled)
+            y_fit = np.concatenate([y_part.astype(label_dtype(classes)), np.full(_num_samples(X_unlabeled), -1)])
         try:
-            estimator.fit(_safe_indexing(X, part), y_part)
+            estimator.fit(X_fit, y_fit)
         except InvalidParameterError:  # the estimator's own parameters: its message holds no data
             raise
         except ValueError as exc:  # re-raised with the partition's size and classes, which the user can change
@@ -154,9 +171,10 @@ def _fingerprint(data):
     return data
 
 
-def _train(estimator, seeds, partitions, X_private, y_private, X_query, classes, n_batches, progress):
+def _train(estimator, seeds, partitions, X_private, y_private, X_query, classes, n_batches, progress, X_unlabeled):
     """Fit one seeded clone of ``estimator`` per partition and sum their votes on ``X_query``.
 
+    ``X_unlabeled``: public rows every teacher also fits, labeled -1, or None.
     One joblib task per batch of teachers (data shipped once per batch); with
     ``progress``, more, smaller batches and a progress line on stderr as they
     finish. A pure function of its inputs, which is what lets ``memory``
@@ -170,8 +188,14 @@ def _train(estimator, seeds, partitions, X_private, y_private, X_query, classes,
         parallel = Parallel(n_jobs=n_batches)
     results = parallel(
         delayed(_fit_and_vote)(
-            [teachers[i] for i in batch], [partitions[i] for i in batch], X_private, y_private, X_query, classes
-        )
+            [teachers[i] for i in batch],
+            [partitions[i] for i in batch],
+            X_private,
+            y_private,
+            X_query,
+            classes,
+            X_unlabeled,
+        )  # fmt: skip
         for batch in batches
     )
     fitted, votes, done = [], 0, 0
@@ -255,22 +279,27 @@ class TeacherEnsemble(Sequence):
     def fit(self, X_private, y_private, X_public, rows, memory=None, progress=False):
         """Fit every teacher and vote on ``X_public[rows]`` in the same joblib tasks.
 
-        ``memory`` (a ``joblib.Memory``, or None) caches the teachers and
-        those votes, keyed by everything they depend on and a version tag.
+        A semi-supervised estimator (``sklearn.semi_supervised``,
+        :class:`skpate.semi_supervised.PseudoLabelClassifier`) also fits all
+        of ``X_public``, labeled -1: public features, free. ``memory`` (a
+        ``joblib.Memory``, or None) caches the teachers and those votes,
+        keyed by everything they depend on and a version tag.
 
         Returns
         -------
         votes : ndarray of shape (len(rows), n_classes)
         """
         X_query = _safe_indexing(X_public, rows)
+        X_unlabeled = X_public if is_semi_supervised(self.estimator) else None
         args = (self.estimator, self.seeds, self.partitions, X_private, y_private, X_query, self.classes)
-        args += (self.n_batches, progress)
+        args += (self.n_batches, progress, X_unlabeled)
         if memory is None:
             self._teachers, votes = _train(*args)
         else:
             key = joblib.hash(
                 [_CACHE_VERSION, joblib.hash(self.estimator), self.seeds, self.partitions, self.classes]
                 + [_fingerprint(X_private), _fingerprint(y_private), _fingerprint(X_query)]
+                + ([] if X_unlabeled is None else [_fingerprint(X_unlabeled)])
             )
             self._blob, votes = check_memory(memory).cache(_train_pickled, ignore=["args"])(key, args)
         self._remember(X_public, rows, votes)

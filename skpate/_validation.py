@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_array
 
-__all__ = ["check_generator", "check_positive", "check_votes"]
+__all__ = ["check_generator", "check_positive", "check_votes", "final_step", "is_semi_supervised", "label_dtype"]
 
 
 def check_generator(random_state):
@@ -87,3 +87,23 @@ def check_rows(X):
     if hasattr(X, "iloc"):
         return X
     return check_array(X, accept_sparse=["csr", "csc"], dtype=None, ensure_all_finite=False, allow_nd=True)
+
+
+def final_step(estimator):
+    """The last step of a pipeline, or the estimator itself."""
+    return estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+
+
+def is_semi_supervised(estimator):
+    """Whether ``estimator`` learns from rows labeled -1 (sklearn.semi_supervised, skpate's, VAT nets)."""
+    final = final_step(estimator)
+    return bool(getattr(final, "_skpate_semi_supervised", False)) or type(final).__module__.startswith(
+        "sklearn.semi_supervised"
+    )
+
+
+def label_dtype(classes):
+    """A dtype for labels that also holds -1 (no label): unsigned and string labels do not."""
+    if classes.dtype.kind in "if":
+        return classes.dtype
+    return np.int64 if classes.dtype.kind in "ub" else object
