@@ -80,7 +80,9 @@ if not hasattr(scipy.special, "sph_harm"):
 import json  # noqa: E402
 
 from sklearn.base import clone  # noqa: E402
+from sklearn.decomposition import PCA  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.frozen import FrozenEstimator  # noqa: E402
 from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
@@ -88,6 +90,7 @@ from sklearn.semi_supervised import SelfTrainingClassifier  # noqa: E402
 
 from skpate import ConfidentGNMax, GaussianHistogram, GNMax, PATEClassifier  # noqa: E402
 from skpate.datasets import load_fashion_mnist  # noqa: E402
+from skpate.semi_supervised import PseudoLabelClassifier  # noqa: E402
 from skpate.students import VoteRegressionClassifier  # noqa: E402
 
 CACHE = "/tmp/fmnist_scattering.npy"
@@ -133,15 +136,47 @@ def logistic(C=0.1, max_iter=300):
     return make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=max_iter))
 
 
+_PROJECTIONS = {}
+
+
+def public_projection(X_public, n_components=800):
+    """StandardScaler + PCA fitted on the public pool's features (no labels: free), frozen; computed once."""
+    key = (id(X_public), n_components)
+    if key not in _PROJECTIONS:
+        projection = make_pipeline(StandardScaler(), PCA(n_components, svd_solver="randomized", random_state=0))
+        _PROJECTIONS[key] = FrozenEstimator(projection.fit(X_public))
+    return _PROJECTIONS[key]
+
+
+def pseudo_label_teacher(X_public, alpha=50.0):
+    """Ridge on the public projection that also fits the public pool, pseudo-labeled by itself (free rows).
+
+    Every teacher shares the frozen projection, then fits its partition and the 5,000 public rows
+    (``PseudoLabelClassifier``: 3 rounds, the public rows together weighing twice the partition).
+    """
+    return make_pipeline(
+        public_projection(X_public),
+        PseudoLabelClassifier(RidgeClassifier(alpha=alpha), unlabeled_weight=2.0, max_iter=3),
+    )
+
+
+#: Teacher models, each a function of the public pool's features (used only by "pseudo-label").
 TEACHERS = {
-    "ridge": lambda: make_pipeline(StandardScaler(), RidgeClassifier(alpha=200.0)),
-    "logistic": logistic,
+    "ridge": lambda X_public: make_pipeline(StandardScaler(), RidgeClassifier(alpha=200.0)),
+    "logistic": lambda X_public: logistic(),
+    "pseudo-label": pseudo_label_teacher,
 }
+#: Student models, each a function of the public pool's features (used only by "pseudo-label").
 STUDENTS = {
-    "logistic": logistic,
-    "self-training": lambda: SelfTrainingClassifier(logistic(), threshold=0.9, max_iter=3),
+    "logistic": lambda X_public: logistic(),
+    "self-training": lambda X_public: SelfTrainingClassifier(logistic(), threshold=0.9, max_iter=3),
     # Regresses the released noisy histograms (GaussianHistogram, at the row's sigma: the same cost as GNMax).
-    "vote-ridge": lambda: make_pipeline(StandardScaler(), VoteRegressionClassifier(Ridge(alpha=1000.0))),
+    "vote-ridge": lambda X_public: make_pipeline(StandardScaler(), VoteRegressionClassifier(Ridge(alpha=1000.0))),
+    # Ridge on the public projection, also fitting the unanswered public rows with its own labels.
+    "pseudo-label": lambda X_public: make_pipeline(
+        public_projection(X_public),
+        PseudoLabelClassifier(RidgeClassifier(alpha=300.0), unlabeled_weight=1.0, max_iter=3),
+    ),
 }
 
 
@@ -166,10 +201,9 @@ def pate_rows(X, y, X_public, y_public, X_eval, y_eval, args, add):
     sizes = sorted({n for by_budget in counts.values() for n in by_budget.values()})
     for seed in range(args.seeds):
         done = {}  # (n, budget, row name) -> what add() got, so that a group sharing an ensemble reuses the fit
+        teacher = TEACHERS[args.teacher](X_public)
         for n in sizes:
-            pate = PATEClassifier(
-                TEACHERS[args.teacher](), n_teachers=n, classes=CLASSES, random_state=seed, warm_start=True, n_jobs=1
-            )
+            pate = PATEClassifier(teacher, n_teachers=n, classes=CLASSES, random_state=seed, warm_start=True, n_jobs=1)
             for spec, by_budget in counts.items():
                 prefix = f"n_teachers={spec}: " if len(counts) > 1 else ""
                 for epsilon in (eps for eps, count in by_budget.items() if count == n):
@@ -180,14 +214,14 @@ def pate_rows(X, y, X_public, y_public, X_eval, y_eval, args, add):
             teachers = [pate.teachers_[i] for i in range(0, n, n // 5)][:5]
             votes = pate.teachers_.votes(X_public, np.arange(len(y_public)))
             plurality = np.asarray(CLASSES)[votes.argmax(axis=1)]
-            student = STUDENTS["logistic"]()
+            student = STUDENTS["logistic"](X_public)
             add(f"ceiling: teacher (mean of {len(teachers)}){label}", np.inf, 0, np.nan,
                 np.mean([t.score(X_eval, y_eval) for t in teachers]))  # fmt: skip
             add(f"ceiling: student on plurality labels of 5,000 public{label}", np.inf, len(y_public),
                 np.mean(plurality == y_public),
                 clone(student).fit(X_public, plurality).score(X_eval, y_eval))  # fmt: skip
         add("ceiling: student on 5,000 true public labels", np.inf, len(y_public), 1.0,
-            STUDENTS["logistic"]().fit(X_public, y_public).score(X_eval, y_eval))  # fmt: skip
+            STUDENTS["logistic"](X_public).fit(X_public, y_public).score(X_eval, y_eval))  # fmt: skip
 
 
 def budget_rows(pate, n, epsilon, X, y, X_public, y_public, X_eval, y_eval, args, done):
@@ -216,7 +250,7 @@ def budget_rows(pate, n, epsilon, X, y, X_public, y_public, X_eval, y_eval, args
             if (n, epsilon, names[-1]) in done:
                 continue
             pate.set_params(
-                aggregator=release, epsilon=epsilon, student=STUDENTS[student](),
+                aggregator=release, epsilon=epsilon, student=STUDENTS[student](X_public),
                 query_strategy="uncertainty" if args.rounds > 1 else "random", n_rounds=args.rounds,
             )  # fmt: skip
             pate.fit(X, y, X_public=X_public)

@@ -135,6 +135,24 @@ def _student_has(attr):
     return check
 
 
+def _knows_how_sure(student):
+    return hasattr(student, "predict_proba") or hasattr(student, "decision_function")
+
+
+def _confidence(student, X):
+    """How sure ``student`` is of each row of ``X``: its top probability, else its top two decision scores' gap.
+
+    Only the order within one student matters (uncertainty sampling ranks rows by it).
+    """
+    if hasattr(student, "predict_proba"):
+        return student.predict_proba(X).max(axis=1)
+    scores = np.asarray(student.decision_function(X), dtype=float)
+    if scores.ndim == 1:  # two classes: the signed margin of the second
+        return np.abs(scores)
+    top_two = np.partition(scores, -2, axis=1)[:, -2:]
+    return top_two[:, 1] - top_two[:, 0]
+
+
 def _fits_votes(estimator):
     """Whether ``estimator`` learns from noisy vote counts (:class:`skpate.students.VoteRegressionClassifier`)."""
     return bool(getattr(final_step(estimator), "_skpate_fits_votes", False))
@@ -227,10 +245,12 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     query_strategy : {"auto", "random", "uncertainty"}, default="auto"
         How each round picks its queries among the public rows not yet
         queried: at random, or (after the first, random round) the rows where
-        the current student's top probability is lowest (PATE 2017, App. C).
-        Costs no privacy: the student is already a DP output. ``"auto"``:
-        ``"uncertainty"`` when the fit has a budget (``epsilon``) and the
-        student has ``predict_proba``, else ``"random"``.
+        the current student is least sure (PATE 2017, App. C): its top
+        probability is lowest or, for a student without ``predict_proba``
+        (e.g. a ``RidgeClassifier``), its two highest decision scores are
+        closest. Costs no privacy: the student is already a DP output.
+        ``"auto"``: ``"uncertainty"`` when the fit has a budget (``epsilon``)
+        and the student can say how sure it is, else ``"random"``.
     n_rounds : int or "auto", default="auto"
         The queries are split into this many rounds; the student is retrained
         after each, and feeds the next round's query choice and
@@ -589,13 +609,16 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             final_step(student).set_params(classes=data.classes)  # the columns of the released histograms
         strategy = self.query_strategy
         if strategy == "auto":  # a budget-first fit also chooses which rows its budget buys answers for
-            strategy = "uncertainty" if self.epsilon is not None and hasattr(student, "predict_proba") else "random"
+            strategy = "uncertainty" if self.epsilon is not None and _knows_how_sure(student) else "random"
         n_rounds = self.n_rounds if self.n_rounds != "auto" else AUTO_ROUNDS if strategy == "uncertainty" else 1
-        needs_proba = strategy == "uncertainty" or aggregator._needs_student
-        if needs_proba and n_rounds > 1 and not hasattr(student, "predict_proba"):
+        if n_rounds > 1 and strategy == "uncertainty" and not _knows_how_sure(student):
             raise ValueError(
-                "query_strategy='uncertainty' and InteractiveGNMax rounds need a student with predict_proba; "
-                f"{type(student).__name__} has none."
+                "query_strategy='uncertainty' rounds need a student with predict_proba or decision_function; "
+                f"{type(student).__name__} has neither."
+            )
+        if n_rounds > 1 and aggregator._needs_student and not hasattr(student, "predict_proba"):
+            raise ValueError(
+                f"InteractiveGNMax rounds need a student with predict_proba; {type(student).__name__} has none."
             )
         plan = self._plan_budget(aggregator, n_possible, self._release_order(aggregator))
         return aggregator, student, plan._replace(query_strategy=strategy, n_rounds=n_rounds)
@@ -694,7 +717,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if student is None or strategy == "random":
             rows = rng.permutation(candidates)[:size]
         else:  # PATE 2017 App. C: the rows the current student is least sure of
-            confidence = student.predict_proba(_safe_indexing(X_public, candidates)).max(axis=1)
+            confidence = _confidence(student, _safe_indexing(X_public, candidates))
             rows = candidates[np.argsort(confidence + rng.uniform(0, 1e-9, candidates.size))[:size]]
         # A filter submits the rows in this order; otherwise all of them go, as a set.
         return rows if self.epsilon is not None else np.sort(rows)

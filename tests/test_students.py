@@ -5,11 +5,13 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
+from sklearn.multiclass import OutputCodeClassifier
 from sklearn.semi_supervised import SelfTrainingClassifier
 from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from skpate import ConfidentGNMax, GNMax, InteractiveGNMax, PATEClassifier
+from skpate._pate import _confidence
 
 
 @pytest.fixture(scope="module")
@@ -52,10 +54,21 @@ def test_uncertainty_queries_the_rows_near_the_boundary(data):
     assert margin[queried].mean() < 0.6 * margin.mean()
 
 
-def test_uncertainty_needs_predict_proba(data):
+def test_uncertainty_without_predict_proba_ranks_by_decision_scores(data):
     X, y, X_pub, _ = data
-    with pytest.raises(ValueError, match="predict_proba"):
-        pate(student=LinearSVC(), n_rounds=2, query_strategy="uncertainty").fit(X, y, X_public=X_pub)
+    clf = pate(student=LinearSVC(), max_queries=200, n_rounds=4, query_strategy="uncertainty").fit(X, y, X_public=X_pub)
+    margin = np.abs(clf.student_.decision_function(X_pub))
+    queried = clf.public_labels_ != -1
+    assert margin[queried].mean() < 0.6 * margin[~queried].mean()
+    # More classes: the gap between the two highest scores.
+    X3, y3 = make_classification(n_samples=300, n_features=6, n_informative=4, n_classes=3, random_state=0)
+    student = LinearSVC().fit(X3, y3)
+    top = np.sort(student.decision_function(X3), axis=1)
+    np.testing.assert_allclose(_confidence(student, X3), top[:, -1] - top[:, -2])
+    # A student that can say neither: a clear error, or random queries under "auto".
+    with pytest.raises(ValueError, match="predict_proba or decision_function"):
+        pate(student=OutputCodeClassifier(LogisticRegression(), random_state=0), n_rounds=2,
+             query_strategy="uncertainty").fit(X, y, X_public=X_pub)  # fmt: skip
 
 
 def test_auto_queries_are_uncertainty_rounds_under_a_budget_and_random_without(data):
@@ -79,9 +92,11 @@ def test_auto_queries_are_uncertainty_rounds_under_a_budget_and_random_without(d
     assert same(fit(max_queries=150, query_strategy="uncertainty"), fit(max_queries=150, query_strategy="uncertainty",
                                                                         n_rounds=5))  # fmt: skip
     assert same(fit(**budget, query_strategy="random"), fit(**budget, query_strategy="random", n_rounds=1))
-    # A student without predict_proba cannot rank rows: random, one round, no error.
-    assert same(fit(student=LinearSVC(), **budget), fit(student=LinearSVC(), **budget, query_strategy="random",
-                                                         n_rounds=1))  # fmt: skip
+    # A student without predict_proba ranks rows by its decision scores; one with neither cannot: random, one round.
+    assert same(fit(student=LinearSVC(), **budget), fit(student=LinearSVC(), **budget, query_strategy="uncertainty",
+                                                         n_rounds=5))  # fmt: skip
+    codes = OutputCodeClassifier(LogisticRegression(), random_state=0)
+    assert same(fit(student=codes, **budget), fit(student=codes, **budget, query_strategy="random", n_rounds=1))
 
 
 def test_interactive_rounds_compose_and_reinforce(data):
