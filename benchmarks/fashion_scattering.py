@@ -16,8 +16,9 @@ or ``pseudo-label``: ``RidgeClassifier(alpha=50)`` on a projection fitted on the
 public pool's features alone (``StandardScaler`` + 800-component PCA, frozen:
 free) inside ``PseudoLabelClassifier`` (3 rounds, the public rows together
 weighing twice the partition), so each teacher also fits the 5,000 public
-images with its own labels (82.5% each at 240 images, 77.4% at 103, against
-80.8% and 74.7%); otherwise each teacher's scaler sees only its own private
+images with its own labels (82.1-82.4% each at 240 images, 79.1% at 103, mean
+of 5 teachers per seed, against 80.5% and 74.6%; it did not help the pseudo-label
+student: ``results/fashion_pseudo_label_teachers.txt``); otherwise each teacher's scaler sees only its own private
 partition. Students: the logistic regression (lbfgs, C=0.1, max_iter=300: a
 fixed compute budget) on the answered public rows, or ``SelfTrainingClassifier``
 around it (threshold 0.9, 3 iterations), which also learns from the public
@@ -68,8 +69,8 @@ Ensemble sizes (``--teachers``): one or more counts, or ``auto``, the count
 at 3); each value is a row group, and each size is trained once per seed.
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/fashion_scattering.py --seeds 2 --teachers 250 auto --divisors 4
---students logistic self-training --peers --json benchmarks/results/fashion_mnist.json`` (one core, 34
-minutes; needs the ``bench`` extra for kymatio and Opacus).
+--students logistic self-training pseudo-label --peers --json benchmarks/results/fashion_mnist.json`` (one core,
+30 minutes; needs the ``bench`` extra for kymatio and Opacus).
 """
 
 import argparse
