@@ -271,7 +271,9 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     warm_start : bool, default=False
         Reuse the teachers of the previous ``fit`` (same ``n_teachers``)
         instead of training new ones, e.g. to compare aggregators or students.
-        The private data must be the same; every query is paid for again.
+        The private data must be the same, and for semi-supervised teachers
+        the public rows too (they fitted them; otherwise a ``ValueError``);
+        every query is paid for again.
     random_state : int, RandomState instance or None, default=None
         Seeds, in this order, the partition, the teachers' and the student's
         own seeds, then, round by round, the choice of queries and the noise.
@@ -558,6 +560,11 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"warm_start reuses teachers that vote over the classes {list(self.classes_)}, but this fit's classes "
                 f"are {list(classes)}; fit with warm_start=False."
+            )
+        if self._reuses_teachers(n_teachers) and self.teachers_.fitted_other_public_rows(X_pub):
+            raise ValueError(
+                "warm_start reuses semi-supervised teachers, which also fitted the previous fit's public rows, but "
+                "this fit's public rows differ; fit with warm_start=False to train them with these rows."
             )
         return _Inputs(X, X_private, y_private, X_pub, groups, classes, n_teachers)
 

@@ -247,6 +247,7 @@ class TeacherEnsemble(Sequence):
         self._teachers = None  # fitted teachers, once loaded
         self._blob = None  # the same, pickled (from memory), until first used
         self._public = None  # fingerprint of the public rows the cached votes belong to
+        self._unlabeled = None  # fingerprint of the public rows semi-supervised teachers also fitted
         self._votes = self._voted = None
 
     # ------------------------------------------------------------ the sequence
@@ -291,6 +292,7 @@ class TeacherEnsemble(Sequence):
         """
         X_query = _safe_indexing(X_public, rows)
         X_unlabeled = X_public if is_semi_supervised(self.estimator) else None
+        self._unlabeled = None if X_unlabeled is None else joblib.hash(_fingerprint(X_unlabeled))
         args = (self.estimator, self.seeds, self.partitions, X_private, y_private, X_query, self.classes)
         args += (self.n_batches, progress, X_unlabeled)
         if memory is None:
@@ -304,6 +306,11 @@ class TeacherEnsemble(Sequence):
             self._blob, votes = check_memory(memory).cache(_train_pickled, ignore=["args"])(key, args)
         self._remember(X_public, rows, votes)
         return votes
+
+    def fitted_other_public_rows(self, X_public):
+        """Whether these teachers are semi-supervised and fitted other public rows than ``X_public``."""
+        fitted = getattr(self, "_unlabeled", None)
+        return fitted is not None and fitted != joblib.hash(_fingerprint(X_public))
 
     # ------------------------------------------------------------------ voting
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import make_blobs, make_classification
 from sklearn.linear_model import LogisticRegression, RidgeClassifier
 from sklearn.neighbors import KNeighborsClassifier
@@ -123,3 +124,17 @@ def test_a_semi_supervised_teacher_still_depends_on_its_partition_only():
     second = PATEClassifier(teacher, **params).fit(changed, y, X_public=X_pub)
     same = [np.array_equal(a.estimator_.coef_, b.estimator_.coef_) for a, b in zip(first.teachers_, second.teachers_)]
     assert same == [True, True, False, True]
+
+
+def test_warm_start_refuses_semi_supervised_teachers_of_another_public_pool():
+    X, y, X_pub = _pate_data()
+    pate = PATEClassifier(PseudoLabelClassifier(RidgeClassifier()), n_teachers=4, aggregator=GNMax(sigma=1.0),
+                          max_queries=50, student=LogisticRegression(), warm_start=True, random_state=0)  # fmt: skip
+    teachers = pate.fit(X, y, X_public=X_pub).teachers_
+    assert pate.fit(X, y, X_public=X_pub).teachers_ is teachers  # the same public rows: reused
+    with pytest.raises(ValueError, match="warm_start reuses semi-supervised teachers"):
+        pate.fit(X, y, X_public=X_pub[:200])
+    # Supervised teachers never saw the public rows: reused with any pool.
+    plain = clone(pate).set_params(estimator=RidgeClassifier())
+    teachers = plain.fit(X, y, X_public=X_pub).teachers_
+    assert plain.fit(X, y, X_public=X_pub[:200]).teachers_ is teachers
