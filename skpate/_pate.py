@@ -17,7 +17,7 @@ from sklearn.utils.validation import _num_samples, check_array, check_is_fitted,
 from . import aggregators as agg
 from ._partition import disjoint_partitions
 from ._teachers import TeacherEnsemble, seed_estimator
-from ._validation import check_rows, final_step, is_semi_supervised, label_dtype
+from ._validation import check_rows, final_step, is_semi_supervised, label_dtype, unlabeled_mask
 from .aggregators import PrivacyLeakWarning
 from .privacy import RDPAccountant
 from .privacy.cost import Cost, gaussian_budget, largest_count
@@ -472,7 +472,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         y = check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype=None, input_name="y")
         if _num_samples(X) != y.shape[0]:
             raise ValueError(f"X and y have inconsistent numbers of samples: {_num_samples(X)} and {y.shape[0]}.")
-        public_mask = self._public_mask(y)
+        public_mask = unlabeled_mask(y)
         private_idx = np.flatnonzero(~public_mask)
         if private_idx.size == 0:
             raise ValueError("no private rows: every label is -1; the teachers need labeled private rows.")
@@ -553,7 +553,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             groups = column_or_1d(groups)
             if groups.shape[0] != _num_samples(X):
                 raise ValueError(f"groups must have one entry per row of X ({_num_samples(X)}), got {groups.shape[0]}.")
-            groups = groups[~self._public_mask(y)]
+            groups = groups[~unlabeled_mask(y)]
         classes = self._classes(y_private)
         n_teachers = self.resolve_n_teachers(classes.size)
         if self._reuses_teachers(n_teachers) and not np.array_equal(self.classes_, classes):
@@ -911,12 +911,6 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         out[:, np.searchsorted(classes, student.classes_)] = proba
         return out
 
-    @staticmethod
-    def _public_mask(y):
-        """Rows labeled -1 (scikit-learn's semi-supervised convention)."""
-        y = np.asarray(y)
-        return np.zeros(y.shape[0], dtype=bool) if y.dtype.kind in "USb" else np.asarray(y == -1, dtype=bool)
-
     # ------------------------------------------------------------ publish
 
     def export_student(self):
@@ -1005,7 +999,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         score : float
         """
         y = column_or_1d(y)
-        keep = np.flatnonzero(~self._public_mask(y))
+        keep = np.flatnonzero(~unlabeled_mask(y))
         if keep.size == 0:
             raise ValueError("score needs labeled rows; every label is -1.")
         weights = None if sample_weight is None else np.asarray(sample_weight)[keep]

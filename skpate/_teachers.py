@@ -292,7 +292,6 @@ class TeacherEnsemble(Sequence):
         """
         X_query = _safe_indexing(X_public, rows)
         X_unlabeled = X_public if is_semi_supervised(self.estimator) else None
-        self._unlabeled = None if X_unlabeled is None else joblib.hash(_fingerprint(X_unlabeled))
         args = (self.estimator, self.seeds, self.partitions, X_private, y_private, X_query, self.classes)
         args += (self.n_batches, progress, X_unlabeled)
         if memory is None:
@@ -305,6 +304,7 @@ class TeacherEnsemble(Sequence):
             )
             self._blob, votes = check_memory(memory).cache(_train_pickled, ignore=["args"])(key, args)
         self._remember(X_public, rows, votes)
+        self._unlabeled = None if X_unlabeled is None else self._public  # _remember's hash of X_public
         return votes
 
     def fitted_other_public_rows(self, X_public):

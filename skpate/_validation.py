@@ -8,7 +8,15 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_array
 
-__all__ = ["check_generator", "check_positive", "check_votes", "final_step", "is_semi_supervised", "label_dtype"]
+__all__ = [
+    "check_generator",
+    "check_positive",
+    "check_votes",
+    "final_step",
+    "is_semi_supervised",
+    "label_dtype",
+    "unlabeled_mask",
+]
 
 
 def check_generator(random_state):
@@ -107,3 +115,9 @@ def label_dtype(classes):
     if classes.dtype.kind in "if":
         return classes.dtype
     return np.int64 if classes.dtype.kind in "ub" else object
+
+
+def unlabeled_mask(y):
+    """Rows labeled -1 (scikit-learn's semi-supervised convention); string labels cannot hold -1."""
+    y = np.asarray(y)
+    return np.zeros(y.shape[0], dtype=bool) if y.dtype.kind in "USb" else np.asarray(y == -1, dtype=bool)

@@ -15,7 +15,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d, has_fit_parameter, validate_data
 
-from ._validation import check_rows
+from ._validation import check_rows, unlabeled_mask
 
 __all__ = ["PseudoLabelClassifier"]
 
@@ -127,21 +127,22 @@ class PseudoLabelClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         y = column_or_1d(y, warn=True)
         if _num_samples(X) != y.shape[0]:
             raise ValueError(f"X has {_num_samples(X)} rows but y has {y.shape[0]}.")
-        unlabeled = np.zeros(y.shape[0], dtype=bool) if y.dtype.kind in "USb" else np.asarray(y == -1, dtype=bool)
+        unlabeled = unlabeled_mask(y)
         if unlabeled.all():
             raise ValueError("every row is unlabeled (y == -1): PseudoLabelClassifier needs some labeled rows.")
         check_classification_targets(y[~unlabeled])
-        self.classes_ = np.unique(y[~unlabeled])
-        self.estimator_ = clone(self.estimator).fit(_safe_indexing(X, ~unlabeled), y[~unlabeled])
-        self.n_iter_ = 1
-        if not unlabeled.any() or self.unlabeled_weight == 0:
-            return self
-        if not has_fit_parameter(self.estimator, "sample_weight"):
+        pseudo_labels = unlabeled.any() and self.unlabeled_weight > 0 and self.max_iter > 0
+        if pseudo_labels and not has_fit_parameter(self.estimator, "sample_weight"):  # before any fit
             raise ValueError(
                 f"estimator {type(self.estimator).__name__} does not accept sample_weight in fit, which "
                 "PseudoLabelClassifier needs to weigh the unlabeled rows; in a pipeline, wrap its final classifier: "
                 "make_pipeline(StandardScaler(), PseudoLabelClassifier(RidgeClassifier()))."
             )
+        self.classes_ = np.unique(y[~unlabeled])
+        self.estimator_ = clone(self.estimator).fit(_safe_indexing(X, ~unlabeled), y[~unlabeled])
+        self.n_iter_ = 1
+        if not pseudo_labels:
+            return self
         n_labeled, n_unlabeled = np.count_nonzero(~unlabeled), np.count_nonzero(unlabeled)
         weight = np.where(unlabeled, self.unlabeled_weight * n_labeled / n_unlabeled, 1.0)
         X_unlabeled, pseudo = _safe_indexing(X, unlabeled), y.copy()

@@ -77,6 +77,7 @@ def test_bad_input_names_the_fix():
         PseudoLabelClassifier(make_pipeline(StandardScaler(), RidgeClassifier())).fit(X, y_semi)
     with pytest.raises(ValueError, match="does not accept sample_weight"):
         PseudoLabelClassifier(KNeighborsClassifier()).fit(X, y_semi)
+    assert PseudoLabelClassifier(KNeighborsClassifier(), max_iter=0).fit(X, y_semi).n_iter_ == 1  # no weights used
     with pytest.raises(ValueError, match="needs some labeled rows"):
         PseudoLabelClassifier(RidgeClassifier()).fit(X, np.full(len(X), -1))
     with pytest.raises(ValueError, match="unlabeled_weight"):
