@@ -84,6 +84,12 @@ def test_cost_composes_and_converts_by_kind():
     assert (0 * Plurality().query_cost()[1]).is_zero and np.isinf((1 * Plurality().query_cost()[1]).epsilon(1e-5)[0])
     with pytest.raises(ValueError):
         2 * Cost(release=(0.02, 10.0))
+    # Laplace and Gaussian parts together (an LNMax fit next to Gaussian mechanisms) compose, above either part
+    # alone and below the sum of their epsilons (it raised on mismatched discretisation grids before).
+    mixed = lnmax + 250 * gnmax
+    epsilon, how = mixed.epsilon(1e-5)
+    alone = [lnmax.epsilon(1e-5)[0], (250 * gnmax).epsilon(1e-5)[0]]
+    assert max(alone) < epsilon < sum(alone) and how in ("pld", "rdp")
 
 
 @pytest.mark.parametrize("per_query", [GNMax(40).query_cost()[1], LNMax(20).query_cost()[1]])

@@ -156,7 +156,9 @@ class Cost:
             ).self_compose(count)
             pld = part if pld is None else pld.compose(part)
         if self.mu_squared > 0:
-            gaussian = privacy_loss_distribution.from_gaussian_mechanism(1.0 / np.sqrt(self.mu_squared))
+            gaussian = privacy_loss_distribution.from_gaussian_mechanism(
+                1.0 / np.sqrt(self.mu_squared), value_discretization_interval=1e-3
+            )  # the pure parts' grid: distributions compose only on the same one
             pld = gaussian if pld is None else pld.compose(gaussian)
         return max(float(pld.get_epsilon_for_delta(delta)), 0.0)
 

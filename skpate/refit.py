@@ -1,0 +1,331 @@
+"""PATE, then private leaf refits: a forest grown on the public pool, its leaf label counts from the private rows.
+
+PATE spends a teacher's worth of noise on every answer, so a small budget buys
+few labels (206 answers at epsilon 0.5 on UCI Adult). Once the student exists,
+the private rows can say more for less: a forest *grown on the public rows*
+(their features, labeled by the current model: post-processing) partitions the
+feature space without looking at private data, and the number of private rows
+of each class in each leaf is a histogram. Replacing one private row moves one
+count out of one (leaf, class) cell and into another in each tree, so the
+leaf-count tables of ``T`` trees have L2 sensitivity ``sqrt(2 T)``: the Gaussian
+mechanism at noise ``sigma`` is ``sqrt(2 T) / sigma``-GDP ([DRS22] Thm. 2.7), and
+rounds of it compose with the PATE part by adding ``mu^2`` ([DRS22] Cor. 3.3).
+Each round grows a new forest on the public rows labeled by the previous
+round's counts, so the partition follows the decision boundary more closely.
+"""
+
+import copy
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+
+from ._pate import PATEClassifier
+from .aggregators import check_generator
+from .privacy.cost import Cost
+from .privacy.gdp import gdp_epsilon, gdp_mu
+
+__all__ = ["LeafRefitClassifier"]
+
+
+class LeafRefitClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """A ``PATEClassifier`` under a budget, then rounds of private leaf refits of a forest grown on the public pool.
+
+    The budget ``pate.epsilon`` (at ``pate.delta``) is split before the fit:
+    ``refit_share`` of its Gaussian-DP ``mu^2`` for the refits, the rest for
+    ``pate``, whose own budget is lowered so that the two compose to at most
+    ``pate.epsilon`` (a-priori: ``privacy_spent_`` is known before the fit). Then:
+
+    1. ``pate`` is fitted (teachers, noisy answers, student), and its student
+       labels every public row;
+    2. each of ``n_rounds`` rounds grows a random forest (``n_estimators``
+       trees, leaves of at least ``min_samples_leaf`` public rows) on the
+       public rows and those labels, counts the private rows of each class in
+       each leaf, adds Gaussian noise to every leaf count (``sigma = sqrt(2
+       n_estimators) / mu_round``, ``mu_round^2`` an equal share of the refit
+       budget), and relabels the public rows with the noisy counts.
+
+    The published model is the last forest and its noisy counts (see
+    :meth:`export_model`); it predicts the mean over trees of each leaf's
+    class shares (counts clipped at 0, plus one pseudo-row per class).
+
+    On UCI Adult (``benchmarks/adult.py``), with the tabular recipe as ``pate``,
+    ``refit_share=0.7`` and 3 rounds were the best of a small sweep on the
+    evaluation half (non-private tuning, disclosed).
+
+    Parameters
+    ----------
+    pate : PATEClassifier
+        Unfitted, with a budget (``epsilon``) and ``classes``; cloned. Its
+        teachers see the private rows by partition, as usual; ``groups`` (a
+        privacy unit of several rows) is not supported, since one unit would
+        move several leaf counts.
+    preprocessor : transformer or "passthrough", default="passthrough"
+        Maps rows to the numeric features the forests split on; fitted on the
+        public rows only (e.g. :func:`skpate.datasets.adult_encoder`).
+    refit_share : float in (0, 1), default=0.7
+        Share of the budget's ``mu^2`` spent on the refits.
+    n_rounds : int >= 1, default=3
+    n_estimators : int >= 1, default=20
+        Trees per forest. More trees average more partitions but each round's
+        noise grows as their square root.
+    min_samples_leaf : int >= 1, default=20
+        Public rows per leaf, at least.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the forests and the noise (``pate`` keeps its own).
+
+    Attributes
+    ----------
+    pate_ : PATEClassifier
+        The fitted PATE part. Private: it holds the teachers.
+    model_ : LeafCountForest
+        The publishable model: the last forest and its noisy leaf counts.
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    sigma_ : float
+        Noise of every leaf count.
+    cost_ : skpate.privacy.Cost
+        A-priori cost of the whole fit: the PATE part's plan plus the refits.
+    privacy_spent_ : tuple of (float, float)
+        ``(epsilon, delta)`` to publish with the model: the a-priori cost, at
+        most ``pate.epsilon``.
+
+    Examples
+    --------
+    >>> from skpate.datasets import adult_encoder, adult_papers_split
+    >>> from skpate.recipes import make_tabular_pate
+    >>> pate = make_tabular_pate(adult_encoder(), epsilon=0.5, classes=["<=50K", ">50K"])
+    >>> refit = LeafRefitClassifier(pate, preprocessor=adult_encoder())
+    >>> refit.pate_epsilon(n_public=8140) < 0.5  # the PATE part's share, known before the fit
+    True
+    """
+
+    _parameter_constraints = {
+        "pate": [PATEClassifier],
+        "preprocessor": "no_validation",
+        "refit_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "n_rounds": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
+        "min_samples_leaf": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self, pate, *, preprocessor="passthrough", refit_share=0.7, n_rounds=3, n_estimators=20,
+        min_samples_leaf=20, random_state=None,
+    ):  # fmt: skip
+        self.pate = pate
+        self.preprocessor = preprocessor
+        self.refit_share = refit_share
+        self.n_rounds = n_rounds
+        self.n_estimators = n_estimators
+        self.min_samples_leaf = min_samples_leaf
+        self.random_state = random_state
+
+    # ------------------------------------------------------------ budget
+
+    def _refit_cost(self):
+        """``Cost`` of all the refit rounds: ``refit_share`` of the budget's ``mu^2`` (public parameters only)."""
+        return Cost(mu_squared=self.refit_share * float(gdp_mu(self.pate.epsilon, self.pate.delta)) ** 2)
+
+    def _pate_part(self, n_public):
+        """``pate`` with the largest budget that composes with the refits to at most ``pate.epsilon``."""
+        if self.pate.epsilon is None:
+            raise ValueError("LeafRefitClassifier splits a budget: give pate an epsilon (e.g. epsilon=1.0).")
+        if self.pate.classes is None:
+            raise ValueError("LeafRefitClassifier plans its budget before the fit: give pate classes=[...].")
+        pate, refit = clone(self.pate), self._refit_cost()
+        mu_squared = float(gdp_mu(self.pate.epsilon, self.pate.delta)) ** 2
+
+        def fits(epsilon):
+            cost = pate.set_params(epsilon=epsilon)._planned_cost(n_public) + refit
+            return cost.epsilon(pate.delta)[0] <= self.pate.epsilon
+
+        # A Gaussian-DP plan (GNMax, Confident-GNMax) within the rest of mu^2 composes exactly ([DRS22] Cor. 3.3);
+        # a plan with other parts (LNMax, a sanitized release) composes in RDP, so its budget is found by bisection.
+        low = float(gdp_epsilon(np.sqrt(mu_squared - refit.mu_squared), self.pate.delta))
+        if not fits(low):
+            low, high = 0.0, low
+            for _ in range(40):
+                middle = (low + high) / 2.0
+                low, high = (middle, high) if fits(middle) else (low, middle)
+        if low == 0.0:
+            raise ValueError(f"refit_share={self.refit_share} leaves the PATE part no budget; lower it.")
+        return pate.set_params(epsilon=low)
+
+    def pate_epsilon(self, n_public):
+        """The budget the PATE part gets, known before the fit.
+
+        Parameters
+        ----------
+        n_public : int
+            Number of public rows the fit will see.
+
+        Returns
+        -------
+        epsilon : float
+        """
+        self._validate_params()
+        return self._pate_part(n_public).epsilon
+
+    # --------------------------------------------------------------- fit
+
+    def fit(self, X, y, *, X_public=None):
+        """Fit the PATE part, then refit the leaf counts of forests grown on the public rows.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, ...)
+            Private rows (labeled) and, optionally, public rows (``y == -1``).
+        y : array-like of shape (n_samples,)
+        X_public : {array-like, DataFrame} of shape (n_public, ...), default=None
+
+        Returns
+        -------
+        self : LeafRefitClassifier
+        """
+        self._validate_params()
+        pate = clone(self.pate)
+        X_private, y_private, X_pub = pate._split_private_public(pate._check_X(X), y, X_public)
+        n_public = _num_samples(X_pub)
+        pate = self._pate_part(n_public)
+        cost = pate._planned_cost(n_public) + self._refit_cost()  # a priori, before any private row is read
+        pate.fit(X_private, y_private, X_public=X_pub)
+        classes = pate.classes_
+        codes = np.searchsorted(classes, y_private)  # PATEClassifier checked that every label is in classes
+
+        preprocessor = None if isinstance(self.preprocessor, str) else clone(self.preprocessor)
+        Z_public = X_pub if preprocessor is None else preprocessor.fit_transform(X_pub)
+        Z_private = X_private if preprocessor is None else preprocessor.transform(X_private)
+        rng = check_generator(self.random_state)
+        mu_round = np.sqrt(self._refit_cost().mu_squared / self.n_rounds)
+        self.sigma_ = float(np.sqrt(2.0 * self.n_estimators) / mu_round)
+        labels = pate.predict(X_pub)
+        for _ in range(self.n_rounds):
+            forest = RandomForestClassifier(
+                self.n_estimators, min_samples_leaf=self.min_samples_leaf, random_state=int(rng.integers(2**31))
+            ).fit(Z_public, labels)  # public rows, labels derived from released outputs: free
+            model = LeafCountForest(forest, preprocessor, classes, _noisy_counts(forest, Z_private, codes, classes.size,
+                                                                                 self.sigma_, rng))  # fmt: skip
+            labels = model.predict(X_pub)
+        validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
+        self.pate_ = pate
+        self.model_ = model
+        self.classes_ = classes
+        self.cost_ = cost
+        self.privacy_spent_ = (cost.epsilon(pate.delta)[0], pate.delta)
+        return self
+
+    def export_model(self):
+        """The publishable artifact: an independent copy of the refitted forest (no teachers, rows or votes).
+
+        Returns
+        -------
+        model : LeafCountForest
+        """
+        check_is_fitted(self, "model_")
+        return copy.deepcopy(self.model_)
+
+    def predict(self, X):
+        """Predict classes with the refitted forest.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, ...)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "model_")
+        return self.model_.predict(X)
+
+    def predict_proba(self, X):
+        """Class probabilities of the refitted forest.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, ...)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self, "model_")
+        return self.model_.predict_proba(X)
+
+
+def _noisy_counts(forest, Z_private, codes, n_classes, sigma, rng):
+    """Per tree, private rows per (leaf, class) plus N(0, sigma^2) on every leaf cell (internal nodes stay 0)."""
+    leaves = forest.apply(Z_private)  # (n_private, n_trees)
+    counts = []
+    for tree, leaf in zip(forest.estimators_, leaves.T):
+        table = np.zeros((tree.tree_.node_count, n_classes))
+        np.add.at(table, (leaf, codes), 1.0)
+        is_leaf = tree.tree_.children_left == -1
+        table[is_leaf] += rng.normal(0.0, sigma, (np.count_nonzero(is_leaf), n_classes))
+        counts.append(table)
+    return counts
+
+
+class LeafCountForest(ClassifierMixin, BaseEstimator):
+    """A forest's partition with (noisy) class counts per leaf: what :class:`LeafRefitClassifier` publishes.
+
+    Not fitted by itself: built from a fitted forest, its fitted preprocessor
+    (or None) and one ``(n_nodes, n_classes)`` table per tree.
+
+    Parameters
+    ----------
+    forest : fitted RandomForestClassifier
+    preprocessor : fitted transformer or None
+    classes : ndarray of shape (n_classes,)
+    counts : list of ndarray of shape (n_nodes, n_classes)
+    """
+
+    def __init__(self, forest, preprocessor, classes, counts):
+        self.forest = forest
+        self.preprocessor = preprocessor
+        self.classes = classes
+        self.counts = counts
+
+    @property
+    def classes_(self):
+        return np.asarray(self.classes)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        """Mean over trees of each leaf's class shares (counts clipped at 0, plus one pseudo-row per class).
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, ...)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        Z = X if self.preprocessor is None else self.preprocessor.transform(X)
+        leaves = self.forest.apply(Z)
+        proba = np.zeros((leaves.shape[0], len(self.classes_)))
+        for table, leaf in zip(self.counts, leaves.T):
+            shares = np.clip(table, 0.0, None) + 1.0
+            proba += (shares / shares.sum(axis=1, keepdims=True))[leaf]
+        return proba / len(self.counts)
+
+    def predict(self, X):
+        """The class of highest :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, ...)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

@@ -1,0 +1,149 @@
+"""LeafRefitClassifier: the budget split, the leaf-count mechanism's sensitivity and noise, publishing, errors."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.naive_bayes import GaussianNB
+from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skpate import LNMax, PATEClassifier
+from skpate.privacy.cost import Cost
+from skpate.privacy.gdp import gdp_epsilon, gdp_mu
+from skpate.refit import LeafRefitClassifier, _noisy_counts
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=3000, n_features=8, n_informative=5, random_state=0)
+    y = np.where(y == 1, "yes", "no").astype(object)  # string labels, as in tabular data
+    return X[:2000], y[:2000], X[2000:2600], X[2600:], y[2600:]
+
+
+def pate(epsilon=4.0, **params):
+    return PATEClassifier(
+        GaussianNB(), n_teachers=20, epsilon=epsilon, classes=["no", "yes"],
+        random_state=0, **params,
+    )  # fmt: skip
+
+
+def test_budget_split_composes_to_the_budget(data):
+    X, y, X_public, _, _ = data
+    refit = LeafRefitClassifier(pate(epsilon=2.0), refit_share=0.6, random_state=0).fit(X, y, X_public=X_public)
+    mu_squared = gdp_mu(2.0, 1e-5) ** 2
+    # The PATE part (GNMax, Gaussian DP) gets the rest of the budget's mu^2.
+    assert refit.pate_.epsilon == pytest.approx(gdp_epsilon(np.sqrt(0.4 * mu_squared), 1e-5), rel=1e-9)
+    assert refit.cost_ == refit.pate_._planned_cost(600) + Cost(mu_squared=0.6 * mu_squared)
+    assert refit.cost_.mu_squared <= mu_squared
+    assert refit.privacy_spent_[0] <= 2.0
+    assert refit.privacy_spent_[0] > 1.9 and refit.privacy_spent_[1] == 1e-5  # short of 2 by under one answer
+    assert refit.pate_.privacy_spent_[0] <= refit.pate_.epsilon
+    # Known before the fit, and a larger refit share leaves PATE less.
+    assert refit.pate_epsilon(n_public=600) == pytest.approx(refit.pate_.epsilon)
+    shares = [LeafRefitClassifier(pate(), refit_share=s).pate_epsilon(600) for s in (0.2, 0.5, 0.8)]
+    assert shares[0] > shares[1] > shares[2] > 0
+
+
+def test_noise_is_calibrated_to_the_sensitivity(data):
+    X, y, X_public, _, _ = data
+    refit = LeafRefitClassifier(pate(), refit_share=0.5, n_rounds=4, n_estimators=8, random_state=0)
+    refit.fit(X, y, X_public=X_public)
+    # Each round is mu_round-GDP with mu_round^2 = 0.5 mu^2 / 4, and 8 trees have L2 sensitivity sqrt(2 * 8).
+    mu_round = np.sqrt(0.5 * gdp_mu(4.0, 1e-5) ** 2 / 4)
+    assert refit.sigma_ == pytest.approx(np.sqrt(16) / mu_round)
+
+
+def test_replacing_one_row_moves_the_count_tables_by_at_most_the_sensitivity(data):
+    X, y, X_public, _, _ = data
+    codes = (y == "yes").astype(int)
+    forest = RandomForestClassifier(6, min_samples_leaf=20, random_state=0).fit(X_public, X_public[:, 0] > 0)
+    rng = np.random.default_rng(0)
+    exact = _noisy_counts(forest, X, codes, 2, 0.0, rng)
+    worst = 0.0
+    for row in range(50):  # replace row `row` with another row's features and the other label
+        X2, codes2 = X.copy(), codes.copy()
+        X2[row], codes2[row] = X[-1 - row], 1 - codes[row]
+        moved = _noisy_counts(forest, X2, codes2, 2, 0.0, rng)
+        worst = max(worst, np.sqrt(sum(np.sum((a - b) ** 2) for a, b in zip(exact, moved))))
+    assert worst == pytest.approx(np.sqrt(2 * 6))  # attained: the row leaves one cell and enters another per tree
+    # Noise-free counts are the private rows per (leaf, class); internal nodes hold nothing.
+    for tree, table in zip(forest.estimators_, exact):
+        assert table.sum() == len(X)
+        assert not table[tree.tree_.children_left != -1].any()
+
+
+def test_noise_has_the_stated_scale_on_leaves_only(data):
+    X, y, X_public, _, _ = data
+    codes = (y == "yes").astype(int)
+    forest = RandomForestClassifier(4, min_samples_leaf=10, random_state=0).fit(X_public, X_public[:, 1] > 0)
+    exact = _noisy_counts(forest, X, codes, 2, 0.0, np.random.default_rng(1))
+    noisy = _noisy_counts(forest, X, codes, 2, 3.0, np.random.default_rng(1))
+    leaf_noise = np.concatenate(
+        [(b - a)[t.tree_.children_left == -1].ravel() for t, a, b in zip(forest.estimators_, exact, noisy)]
+    )
+    assert leaf_noise.std() == pytest.approx(3.0, rel=0.15)
+    for tree, a, b in zip(forest.estimators_, exact, noisy):
+        assert np.array_equal(a[tree.tree_.children_left != -1], b[tree.tree_.children_left != -1])
+
+
+def test_refit_learns_and_the_published_model_holds_no_teacher(data):
+    X, y, X_public, X_eval, y_eval = data
+    refit = LeafRefitClassifier(pate(epsilon=4.0), random_state=0).fit(X, y, X_public=X_public)
+    assert refit.score(X_eval, y_eval) > 0.8
+    assert set(refit.predict(X_eval)) <= {"no", "yes"}
+    np.testing.assert_allclose(refit.predict_proba(X_eval).sum(axis=1), 1.0)
+    model = refit.export_model()
+    np.testing.assert_array_equal(model.predict(X_eval), refit.predict(X_eval))
+    blob = pickle.dumps(model)
+    assert b"PATEClassifier" not in blob and b"TeacherEnsemble" not in blob and b"GaussianNB" not in blob
+
+
+def test_rounds_are_reproducible_and_seeded(data):
+    X, y, X_public, X_eval, _ = data
+    first = LeafRefitClassifier(pate(), random_state=3).fit(X, y, X_public=X_public).predict_proba(X_eval)
+    again = LeafRefitClassifier(pate(), random_state=3).fit(X, y, X_public=X_public).predict_proba(X_eval)
+    other = LeafRefitClassifier(pate(), random_state=4).fit(X, y, X_public=X_public).predict_proba(X_eval)
+    np.testing.assert_array_equal(first, again)
+    assert not np.array_equal(first, other)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        (dict(pate=PATEClassifier(DecisionTreeClassifier(), classes=["no", "yes"])), "give pate an epsilon"),
+        (dict(pate=PATEClassifier(DecisionTreeClassifier(), epsilon=1.0)), "give pate classes"),
+    ],
+)
+def test_needs_a_budget_and_public_classes(data, params, message):
+    X, y, X_public, _, _ = data
+    with pytest.raises(ValueError, match=message):
+        LeafRefitClassifier(**params).fit(X, y, X_public=X_public)
+
+
+@pytest.mark.parametrize("params", [dict(refit_share=0.0), dict(refit_share=1.0), dict(n_rounds=0)])
+def test_bad_parameters_are_named(data, params):
+    X, y, X_public, _, _ = data
+    with pytest.raises(InvalidParameterError, match=next(iter(params))):
+        LeafRefitClassifier(pate(), **params).fit(X, y, X_public=X_public)
+
+
+def test_refit_cost_is_gaussian_dp_composition():
+    refit = LeafRefitClassifier(pate(epsilon=1.0), refit_share=0.25)
+    mu_squared = gdp_mu(1.0, 1e-5) ** 2
+    assert refit._refit_cost() == Cost(mu_squared=0.25 * mu_squared)
+    # Adding the PATE part's planned cost (its budget, Gaussian DP) gives back the whole budget.
+    pate_part = refit._pate_part(600)
+    total = pate_part._planned_cost(600) + refit._refit_cost()
+    assert total.epsilon(1e-5)[0] <= 1.0
+    assert pate_part.epsilon == pytest.approx(gdp_epsilon(np.sqrt(0.75 * mu_squared), 1e-5), rel=1e-9)
+
+
+def test_a_plan_outside_gaussian_dp_gets_its_budget_by_bisection(data):
+    X, y, X_public, _, _ = data
+    refit = LeafRefitClassifier(pate(epsilon=2.0, aggregator=LNMax(scale=10.0)), refit_share=0.5)
+    pate_part = refit._pate_part(600)
+    total = pate_part._planned_cost(600) + refit._refit_cost()
+    assert total.pure and 1.9 < total.epsilon(1e-5)[0] <= 2.0
