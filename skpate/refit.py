@@ -62,7 +62,9 @@ class LeafRefitClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Unfitted, with a budget (``epsilon``) and ``classes``; cloned. Its
         teachers see the private rows by partition, as usual; ``groups`` (a
         privacy unit of several rows) is not supported, since one unit would
-        move several leaf counts.
+        move several leaf counts. With ``warm_start=True``, a refit reuses
+        the teachers of ``pate_``; with an ``accountant``, the refits are
+        reserved with it too, before the PATE part.
     preprocessor : transformer or "passthrough", default="passthrough"
         Maps rows to the numeric features the forests split on; fitted on the
         public rows only (e.g. :func:`skpate.datasets.adult_encoder`).
@@ -193,7 +195,17 @@ class LeafRefitClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n_public = _num_samples(X_pub)
         pate = self._pate_part(n_public)
         cost = pate._planned_cost(n_public) + self._refit_cost()  # a priori, before any private row is read
-        pate.fit(X_private, y_private, X_public=X_pub)
+        if self.pate.warm_start and hasattr(self, "pate_"):  # PATEClassifier's warm start: reuse the teachers
+            pate = self.pate_.set_params(**pate.get_params(deep=False))
+        accountant = self.pate.accountant  # the PATE part reserves its own share with it
+        label = f"LeafRefitClassifier: {self.n_rounds} rounds of leaf counts"
+        reservation = None if accountant is None else accountant.reserve(self._refit_cost(), label=label)
+        try:
+            pate.fit(X_private, y_private, X_public=X_pub)
+        except BaseException:
+            if reservation is not None:  # no leaf count was released
+                accountant.cancel(reservation)
+            raise
         classes = pate.classes_
         codes = np.searchsorted(classes, y_private)  # PATEClassifier checked that every label is in classes
 
@@ -211,6 +223,8 @@ class LeafRefitClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             model = LeafCountForest(forest, preprocessor, classes, _noisy_counts(forest, Z_private, codes, classes.size,
                                                                                  self.sigma_, rng))  # fmt: skip
             labels = model.predict(X_pub)
+        if reservation is not None:
+            accountant.settle(reservation, self._refit_cost())
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.pate_ = pate
         self.model_ = model

@@ -11,6 +11,7 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skpate import LNMax, PATEClassifier
+from skpate.privacy import BudgetExceededError, RDPAccountant
 from skpate.privacy.cost import Cost
 from skpate.privacy.gdp import gdp_epsilon, gdp_mu
 from skpate.refit import LeafRefitClassifier, _noisy_counts
@@ -147,3 +148,27 @@ def test_a_plan_outside_gaussian_dp_gets_its_budget_by_bisection(data):
     pate_part = refit._pate_part(600)
     total = pate_part._planned_cost(600) + refit._refit_cost()
     assert total.pure and 1.9 < total.epsilon(1e-5)[0] <= 2.0
+
+
+def test_an_accountant_is_charged_for_both_parts_and_refunded_if_pate_fails(data):
+    X, y, X_public, _, _ = data
+    accountant = RDPAccountant(epsilon=4.0, delta=1e-5)
+    LeafRefitClassifier(pate(epsilon=2.0, accountant=accountant)).fit(X, y, X_public=X_public)
+    labels = [entry["label"] for entry in accountant.ledger]
+    assert labels[0].startswith("LeafRefitClassifier: 3 rounds") and labels[1].startswith("PATEClassifier(GaussianNB")
+    both = accountant.spent_epsilon
+    assert both > max(entry["epsilon"] for entry in accountant.ledger)
+    small = RDPAccountant(epsilon=1.0, delta=1e-5)  # room for the refits' share of epsilon 2, not for both parts
+    with pytest.raises(BudgetExceededError):
+        LeafRefitClassifier(pate(epsilon=2.0, accountant=small), refit_share=0.1).fit(X, y, X_public=X_public)
+    assert small.spent_epsilon == 0.0 and small.ledger[0]["label"].startswith("LeafRefitClassifier")
+
+
+def test_warm_start_reuses_the_teachers(data):
+    X, y, X_public, X_eval, _ = data
+    refit = LeafRefitClassifier(pate(epsilon=2.0, warm_start=True), random_state=0).fit(X, y, X_public=X_public)
+    teachers = refit.pate_.teachers_
+    refit.set_params(pate=pate(epsilon=3.0, warm_start=True)).fit(X, y, X_public=X_public)
+    assert refit.pate_.teachers_ is teachers and refit.privacy_spent_[0] <= 3.0
+    cold = LeafRefitClassifier(pate(epsilon=3.0), random_state=0).fit(X, y, X_public=X_public)
+    assert cold.pate_.teachers_ is not teachers
