@@ -12,7 +12,8 @@ from .aggregators import (
     PrivacyLeakWarning,
 )
 from .privacy import PrivacyReport, analyze
-from .recipes import make_tabular_pate, teachers_for_budget
+from .recipes import make_tabular_pate, make_tabular_refit, teachers_for_budget
+from .refit import LeafRefitClassifier
 
 __version__ = "0.1.0"
 
@@ -22,6 +23,7 @@ __all__ = [
     "GaussianHistogram",
     "GNMax",
     "InteractiveGNMax",
+    "LeafRefitClassifier",
     "LNMax",
     "PATEClassifier",
     "Plurality",
@@ -29,5 +31,6 @@ __all__ = [
     "PrivacyReport",
     "analyze",
     "make_tabular_pate",
+    "make_tabular_refit",
     "teachers_for_budget",
 ]

@@ -210,7 +210,7 @@ class LeafRefitClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         codes = np.searchsorted(classes, y_private)  # PATEClassifier checked that every label is in classes
 
         preprocessor = None if isinstance(self.preprocessor, str) else clone(self.preprocessor)
-        Z_public = X_pub if preprocessor is None else preprocessor.fit_transform(X_pub)
+        Z_public = X_pub if preprocessor is None else preprocessor.fit(X_pub, None).transform(X_pub)  # also frozen
         Z_private = X_private if preprocessor is None else preprocessor.transform(X_private)
         rng = check_generator(self.random_state)
         mu_round = np.sqrt(self._refit_cost().mu_squared / self.n_rounds)

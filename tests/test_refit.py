@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
+from sklearn.frozen import FrozenEstimator
 from sklearn.naive_bayes import GaussianNB
+from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skpate import LNMax, PATEClassifier
+from skpate import LNMax, PATEClassifier, make_tabular_pate, make_tabular_refit
 from skpate.privacy import BudgetExceededError, RDPAccountant
 from skpate.privacy.cost import Cost
 from skpate.privacy.gdp import gdp_epsilon, gdp_mu
@@ -172,3 +174,23 @@ def test_warm_start_reuses_the_teachers(data):
     assert refit.pate_.teachers_ is teachers and refit.privacy_spent_[0] <= 3.0
     cold = LeafRefitClassifier(pate(epsilon=3.0), random_state=0).fit(X, y, X_public=X_public)
     assert cold.pate_.teachers_ is not teachers
+
+
+def test_the_preprocessor_sees_public_rows_only(data):
+    X, y, X_public, X_eval, _ = data
+    refit = LeafRefitClassifier(pate(), preprocessor=StandardScaler(), random_state=0).fit(X, y, X_public=X_public)
+    np.testing.assert_allclose(refit.model_.preprocessor.mean_, X_public.mean(axis=0))
+    frozen = FrozenEstimator(StandardScaler().fit(X_eval))  # fitted elsewhere on public data: used as is
+    refit.set_params(preprocessor=frozen).fit(X, y, X_public=X_public)
+    np.testing.assert_allclose(refit.model_.preprocessor.mean_, X_eval.mean(axis=0))
+
+
+def test_make_tabular_refit_configures_the_recipe_for_its_share():
+    refit = make_tabular_refit(epsilon=1.0, classes=["a", "b"], refit_share=0.7, n_teachers=250)
+    part = gdp_epsilon(np.sqrt(0.3) * gdp_mu(1.0, 1e-5), 1e-5)
+    assert refit.pate.epsilon == 1.0 and refit.pate_epsilon(8140) == pytest.approx(part, rel=1e-9)
+    # The recipe's student follows the part's budget (0.52: vote regression), not the whole one (1: hard labels).
+    assert type(refit.pate.student[-1]) is type(make_tabular_pate(epsilon=part, classes=["a", "b"]).student[-1])
+    assert type(refit.pate.student[-1]) is not type(make_tabular_pate(epsilon=1.0, classes=["a", "b"]).student[-1])
+    with pytest.raises(ValueError, match="refit_share"):
+        make_tabular_refit(epsilon=1.0, classes=["a", "b"], refit_share=1.0)
