@@ -20,6 +20,7 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.ensemble import RandomForestClassifier
+from sklearn.utils import get_tags
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
@@ -254,7 +255,7 @@ class LeafRefitClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         y : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self, "model_")
+        X = self._model_input(X)
         return self.model_.predict(X)
 
     def predict_proba(self, X):
@@ -268,8 +269,20 @@ class LeafRefitClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        check_is_fitted(self, "model_")
+        X = self._model_input(X)
         return self.model_.predict_proba(X)
+
+    def _model_input(self, X):
+        check_is_fitted(self, "model_")
+        X = self.pate._check_X(X)
+        validate_data(self, X, skip_check_array=True, reset=False)
+        return X
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        pate_tags = get_tags(self.pate).input_tags  # the refit forests accept NaN and sparse input
+        tags.input_tags.allow_nan, tags.input_tags.sparse = pate_tags.allow_nan, pate_tags.sparse
+        return tags
 
 
 def _noisy_counts(forest, Z_private, codes, n_classes, sigma, rng):
