@@ -6,8 +6,9 @@ teachers). Rows, each at publishable epsilon 0.5 / 1 / 2 / 4 (a budget fixed in
 advance):
 
 * ``recipe``: :func:`skpate.make_tabular_pate` with the whole budget;
-* ``recipe + leaf refit``: :class:`skpate.refit.LeafRefitClassifier` around
-  the recipe at a lower budget: 30% of the budget's Gaussian-DP ``mu^2``,
+* ``recipe + leaf refit``: :func:`skpate.make_tabular_refit`, a
+  :class:`skpate.LeafRefitClassifier` around the recipe configured for 30% of
+  the budget's Gaussian-DP ``mu^2``,
   then 3 rounds, each a 20-tree forest grown on the public rows (leaves of at
   least 20) labeled by the previous model, whose private leaf class counts are
   released with Gaussian noise (``adult_encoder`` features, fitted on the
@@ -28,14 +29,14 @@ seed for the peers; ``benchmarks/results/adult_refit.txt``).
 """
 
 import argparse
+import json
 import time
 
 import numpy as np
-from adult import BUDGETS, CLASSES, N_PUBLIC  # benchmarks/adult.py, next to this script
+from adult import BUDGETS, CLASSES, _record  # benchmarks/adult.py, next to this script
 
-from skpate import make_tabular_pate
+from skpate import make_tabular_pate, make_tabular_refit
 from skpate.datasets import adult_encoder, adult_papers_split
-from skpate.refit import LeafRefitClassifier
 
 
 def main():
@@ -44,25 +45,28 @@ def main():
     parser.add_argument("--epsilons", type=float, nargs="+", default=BUDGETS)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--peers", action="store_true", help="also run Opacus DP-SGD (benchmarks/peers.py)")
+    parser.add_argument("--json", help="also write the refit row's accuracies to this file, for benchmarks/figure.py")
     args = parser.parse_args()
     data, start = adult_papers_split(), time.perf_counter()
     scores = {}  # (row, epsilon) -> accuracy per seed
     for seed in range(args.seeds):
 
-        def recipe(budget, student=None):
-            pate = make_tabular_pate(
+        def recipe(budget):
+            return make_tabular_pate(
                 adult_encoder(), epsilon=budget, classes=CLASSES, random_state=seed, n_jobs=args.n_jobs,
                 warm_start=True,
             )  # fmt: skip
-            return pate if student is None else pate.set_params(student=student)
 
         pate = recipe(args.epsilons[0])  # warm starts: each model trains its teachers once per seed
-        refit = LeafRefitClassifier(pate, preprocessor=adult_encoder(), refit_share=0.7, random_state=seed)
+        refit = make_tabular_refit(adult_encoder(), epsilon=args.epsilons[0], classes=CLASSES, warm_start=True)
         for epsilon in args.epsilons:
             pate.set_params(**recipe(epsilon).get_params(deep=False))
-            # The PATE part gets the student the recipe picks at the part's own budget (a public number).
-            part_budget = refit.set_params(pate=recipe(epsilon)).pate_epsilon(N_PUBLIC)
-            refit.set_params(pate=recipe(epsilon, student=recipe(part_budget).student))
+            refit.set_params(
+                **make_tabular_refit(
+                    adult_encoder(), epsilon=epsilon, classes=CLASSES, random_state=seed, n_jobs=args.n_jobs,
+                    warm_start=True,
+                ).get_params(deep=False)
+            )  # fmt: skip
             for row, model in (("recipe", pate), ("recipe + leaf refit", refit)):
                 model.fit(data.X_private, data.y_private, X_public=data.X_public)
                 spent = model.privacy_spent_[0]
@@ -88,6 +92,10 @@ def main():
     cells = " ".join(f"{g.mean():+.4f} +- {s:.4f}" for g, s in zip(gains, se))
     print(f"{'refit minus recipe (paired, +- s.e.)':40s} {cells}")
     print("accuracy on the evaluation half (8,141 rows of adult.test), mean +- std over seeds")
+    if args.json:  # the refit row only: the other rows' methods are drawn from adult.py's run
+        method = "skpate recipe + leaf refit (make_tabular_refit)"
+        with open(args.json, "w") as handle:
+            json.dump([_record(method, e, scores["recipe + leaf refit", e]) for e in args.epsilons], handle, indent=1)
 
 
 if __name__ == "__main__":

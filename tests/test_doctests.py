@@ -22,6 +22,15 @@ def test_docstring_examples(name):
     assert result.failed == 0, f"{result.failed} of {result.attempted} docstring examples failed in {name}"
 
 
-@pytest.mark.parametrize("entry_point", [skpate.PATEClassifier, skpate.analyze, skpate.make_tabular_pate])
+@pytest.mark.parametrize(
+    "entry_point",
+    [
+        skpate.PATEClassifier,
+        skpate.analyze,
+        skpate.make_tabular_pate,
+        skpate.make_tabular_refit,
+        skpate.LeafRefitClassifier,
+    ],
+)
 def test_entry_points_show_an_example(entry_point):
     assert doctest.DocTestFinder().find(entry_point)[0].examples, f"{entry_point.__name__} has no example"
