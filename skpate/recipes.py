@@ -102,6 +102,11 @@ def make_tabular_pate(
     pate : PATEClassifier
         Unfitted.
 
+    See Also
+    --------
+    make_tabular_refit : This recipe under part of the budget, then private leaf refits; better on UCI Adult at
+        every epsilon measured.
+
     Examples
     --------
     >>> from skpate.datasets import adult_encoder

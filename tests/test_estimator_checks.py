@@ -20,6 +20,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import _num_samples
 
 from skpate import GaussianHistogram, GNMax, LeafRefitClassifier, PATEClassifier
+from skpate.refit import CellCountClassifier
 from skpate.semi_supervised import PseudoLabelClassifier
 from skpate.students import VoteRegressionClassifier
 
@@ -37,6 +38,20 @@ class _RefitRowsAsPublicPool(LeafRefitClassifier):
             return super().fit(X, y, X_public=X)
         finally:
             self.pate = pate  # the parameter is left as given
+
+
+class _CellsRowsAsPublicPool(CellCountClassifier):
+    """The same adapter for the cell counts (which take the label set as a parameter: the check's labels)."""
+
+    def fit(self, X, y=None):
+        if y is None or _num_samples(X) != _num_samples(y):
+            return super().fit(X, y)
+        classes = self.classes
+        self.classes = np.unique(np.asarray(y))
+        try:
+            return super().fit(X, y, X_public=X)
+        finally:
+            self.classes = classes  # the parameter is left as given
 
 
 class _RowsAsPublicPool(PATEClassifier):
@@ -66,6 +81,7 @@ ESTIMATORS = [
         min_samples_leaf=1,
         random_state=0,
     ),  # fmt: skip
+    _CellsRowsAsPublicPool(epsilon=1000.0, n_cells=3, n_partitions=3, random_state=0),
 ]
 
 
@@ -79,7 +95,7 @@ SEMI_SUPERVISED_LABELS = (
 def _expected_failures(estimator):
     if isinstance(estimator, PseudoLabelClassifier):
         return {"check_classifiers_classes": SEMI_SUPERVISED_LABELS.replace("private rows hold", "labeled rows hold")}
-    if isinstance(estimator, LeafRefitClassifier):
+    if isinstance(estimator, (LeafRefitClassifier, CellCountClassifier)):
         return {"check_classifiers_classes": SEMI_SUPERVISED_LABELS}
     if not isinstance(estimator, PATEClassifier):
         return {}

@@ -16,7 +16,7 @@ from skpate import LNMax, PATEClassifier, make_tabular_pate, make_tabular_refit
 from skpate.privacy import BudgetExceededError, RDPAccountant
 from skpate.privacy.cost import Cost
 from skpate.privacy.gdp import gdp_epsilon, gdp_mu
-from skpate.refit import LeafRefitClassifier, _noisy_counts
+from skpate.refit import CellCountClassifier, KMeansCells, LeafRefitClassifier, _noisy_counts
 
 
 @pytest.fixture(scope="module")
@@ -194,3 +194,54 @@ def test_make_tabular_refit_configures_the_recipe_for_its_share():
     assert type(refit.pate.student[-1]) is not type(make_tabular_pate(epsilon=1.0, classes=["a", "b"]).student[-1])
     with pytest.raises(ValueError, match="refit_share"):
         make_tabular_refit(epsilon=1.0, classes=["a", "b"], refit_share=1.0)
+
+
+# ----------------------------------------------------------------------------- CellCountClassifier
+
+
+def test_cell_counts_spend_the_budget_with_the_stated_noise(data):
+    X, y, X_public, X_eval, y_eval = data
+    cells = CellCountClassifier(epsilon=0.5, classes=["no", "yes"], n_cells=30, n_partitions=6, random_state=0)
+    cells.fit(X, y, X_public=X_public)
+    assert cells.privacy_spent_ == (0.5, 1e-5)
+    assert cells.sigma_ == pytest.approx(np.sqrt(2 * 6) / gdp_mu(0.5, 1e-5))
+    assert cells.score(X_eval, y_eval) > 0.75
+    assert set(cells.predict(X_eval)) <= {"no", "yes"}
+
+
+def test_cell_partitions_depend_on_public_rows_only(data):
+    X, y, X_public, _, _ = data
+    params = dict(epsilon=1.0, classes=["no", "yes"], n_cells=30, n_partitions=3, random_state=0)
+    first = CellCountClassifier(**params).fit(X, y, X_public=X_public)
+    other = CellCountClassifier(**params).fit(X[::-1] + 1.0, y, X_public=X_public)  # other private rows
+    for a, b in zip(first.model_.forest.kmeans_, other.model_.forest.kmeans_):
+        np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    # The published model holds centers of public rows and noisy counts, not a private row.
+    blob = pickle.dumps(first.model_)
+    assert X[0].tobytes() not in blob and X[1].tobytes() not in blob
+
+
+def test_replacing_one_row_moves_the_cell_tables_by_at_most_the_sensitivity(data):
+    X, y, X_public, _, _ = data
+    codes = (y == "yes").astype(int)
+    cells = KMeansCells(n_cells=25, n_partitions=4, random_state=0).fit(X_public)
+    exact = _noisy_counts(cells, X, codes, 2, 0.0, np.random.default_rng(0))
+    X2, codes2 = X.copy(), codes.copy()
+    X2[0], codes2[0] = X_public[0] + 100.0, 1 - codes[0]  # far away: another cell in every partition
+    moved = _noisy_counts(cells, X2, codes2, 2, 0.0, np.random.default_rng(0))
+    assert np.sqrt(sum(np.sum((a - b) ** 2) for a, b in zip(exact, moved))) == pytest.approx(np.sqrt(2 * 4))
+    assert all(table.sum() == len(X) for table in exact)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        (dict(classes=None), "classes"),
+        (dict(n_cells=1000), "n_cells=1000"),
+        (dict(classes=["no", "maybe"]), "not in classes"),
+    ],
+)
+def test_cell_counts_name_the_problem(data, params, message):
+    X, y, X_public, _, _ = data
+    with pytest.raises(ValueError, match=message):
+        CellCountClassifier(**{"classes": ["no", "yes"], "n_cells": 30, **params}).fit(X, y, X_public=X_public)
