@@ -10,7 +10,7 @@ cells, and releases the private images' class counts per cell with Gaussian
 noise at the budget (sensitivity ``sqrt(2 * 20)``; publishable epsilon = the
 budget). The settings were chosen on the evaluation images (PCA 50-200, 200-1,000
 cells, 1-20 partitions, 1 or 3 nearest cells; non-private tuning, disclosed:
-``results/fashion_cells.txt`` keeps that sweep). No teachers: this is not PATE,
+``results/fashion_cells_sweep.txt`` keeps that sweep). No teachers: this is not PATE,
 but it uses what PATE has and DP-SGD does not, the public pool.
 
 With ``--peers``, the DP-SGD peers of ``fashion_scattering.py`` in the same run

@@ -13,12 +13,13 @@ from .aggregators import (
 )
 from .privacy import PrivacyReport, analyze
 from .recipes import make_tabular_pate, make_tabular_refit, teachers_for_budget
-from .refit import LeafRefitClassifier
+from .refit import CellCountClassifier, LeafRefitClassifier
 
 __version__ = "0.1.0"
 
 __all__ = [
     "NZC",
+    "CellCountClassifier",
     "ConfidentGNMax",
     "GaussianHistogram",
     "GNMax",
