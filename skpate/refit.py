@@ -35,7 +35,56 @@ from .privacy.gdp import gdp_epsilon, gdp_mu
 __all__ = ["CellCountClassifier", "LeafRefitClassifier"]
 
 
-class LeafRefitClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class _PublishesCounts:
+    """Prediction and publishing for estimators whose published model is a :class:`LeafCountForest` (``model_``)."""
+
+    def export_model(self):
+        """The publishable artifact: an independent copy of the model (partitions and noisy counts only).
+
+        Returns
+        -------
+        model : LeafCountForest
+            Holds no teacher, private row or vote.
+        """
+        check_is_fitted(self, "model_")
+        return copy.deepcopy(self.model_)
+
+    def predict(self, X):
+        """Predict classes: the highest mean class share of each row's cells.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, ...)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        X = self._model_input(X)
+        return self.model_.predict(X)
+
+    def predict_proba(self, X):
+        """Mean over partitions of the class shares of each row's cell.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, ...)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        X = self._model_input(X)
+        return self.model_.predict_proba(X)
+
+    def _model_input(self, X):
+        check_is_fitted(self, "model_")
+        X = check_rows(X)
+        validate_data(self, X, skip_check_array=True, reset=False)
+        return X
+
+
+class LeafRefitClassifier(_PublishesCounts, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """A ``PATEClassifier`` under a budget, then rounds of private leaf refits of a forest grown on the public pool.
 
     The budget ``pate.epsilon`` (at ``pate.delta``) is split before the fit:
@@ -245,50 +294,6 @@ class LeafRefitClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.privacy_spent_ = (cost.epsilon(pate.delta)[0], pate.delta)
         return self
 
-    def export_model(self):
-        """The publishable artifact: an independent copy of the refitted forest (no teachers, rows or votes).
-
-        Returns
-        -------
-        model : LeafCountForest
-        """
-        check_is_fitted(self, "model_")
-        return copy.deepcopy(self.model_)
-
-    def predict(self, X):
-        """Predict classes with the refitted forest.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, ...)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-        """
-        X = self._model_input(X)
-        return self.model_.predict(X)
-
-    def predict_proba(self, X):
-        """Class probabilities of the refitted forest.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, ...)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        X = self._model_input(X)
-        return self.model_.predict_proba(X)
-
-    def _model_input(self, X):
-        check_is_fitted(self, "model_")
-        X = self.pate._check_X(X)
-        validate_data(self, X, skip_check_array=True, reset=False)
-        return X
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         pate_tags = get_tags(self.pate).input_tags  # the refit forests accept NaN and sparse input
@@ -345,7 +350,7 @@ class KMeansCells:
 
 
 class LeafCountForest(ClassifierMixin, BaseEstimator):
-    """A forest's partition with (noisy) class counts per leaf: what :class:`LeafRefitClassifier` publishes.
+    """Partitions (a forest's leaves, k-means cells) with noisy class counts per cell: what is published.
 
     Not fitted by itself: built from a fitted forest, its fitted preprocessor
     (or None) and one ``(n_nodes, n_classes)`` table per tree.
@@ -407,7 +412,7 @@ class LeafCountForest(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 
-class CellCountClassifier(ClassifierMixin, BaseEstimator):
+class CellCountClassifier(_PublishesCounts, ClassifierMixin, BaseEstimator):
     """Private class counts in cells of k-means partitions of the public rows (no teachers).
 
     The public rows (features only) are partitioned ``n_partitions`` times by
@@ -528,40 +533,6 @@ class CellCountClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self.privacy_spent_ = (float(self.epsilon), float(self.delta))
         return self
-
-    def predict(self, X):
-        """Predict classes: the highest mean cell share.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-        """
-        X = self._model_input(X)
-        return self.model_.predict(X)
-
-    def predict_proba(self, X):
-        """Mean over partitions of the class shares of each row's cell.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        X = self._model_input(X)
-        return self.model_.predict_proba(X)
-
-    def _model_input(self, X):
-        check_is_fitted(self, "model_")
-        X = check_rows(X)
-        validate_data(self, X, skip_check_array=True, reset=False)
-        return X
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
