@@ -509,6 +509,11 @@ class CellCountClassifier(_PublishesCounts, ClassifierMixin, BaseEstimator):
         self : CellCountClassifier
         """
         self._validate_params()
+        if y is None:
+            raise ValueError(
+                "CellCountClassifier requires y to be passed, but the target y is None: label the private rows "
+                "and mark public rows with -1 (or pass X_public)."
+            )
         pate = PATEClassifier(None, classes=self.classes)  # its input checks and label-set checks, nothing fitted
         X_private, y_private, X_pub = pate._split_private_public(pate._check_X(X), y, X_public)
         if self.classes is None:

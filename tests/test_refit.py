@@ -245,3 +245,5 @@ def test_cell_counts_name_the_problem(data, params, message):
     X, y, X_public, _, _ = data
     with pytest.raises(ValueError, match=message):
         CellCountClassifier(**{"classes": ["no", "yes"], "n_cells": 30, **params}).fit(X, y, X_public=X_public)
+    with pytest.raises(ValueError, match="CellCountClassifier requires y"):
+        CellCountClassifier(classes=["no", "yes"]).fit(X, None, X_public=X_public)
