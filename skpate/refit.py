@@ -153,7 +153,7 @@ class LeafRefitClassifier(_PublishesCounts, MetaEstimatorMixin, ClassifierMixin,
 
     Examples
     --------
-    >>> from skpate.datasets import adult_encoder, adult_papers_split
+    >>> from skpate.datasets import adult_encoder
     >>> from skpate.recipes import make_tabular_pate
     >>> pate = make_tabular_pate(adult_encoder(), epsilon=0.5, classes=["<=50K", ">50K"])
     >>> refit = LeafRefitClassifier(pate, preprocessor=adult_encoder())
@@ -466,7 +466,7 @@ class CellCountClassifier(_PublishesCounts, ClassifierMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 2)); y = (X[:, 0] > 0).astype(int)
     >>> cells = CellCountClassifier(epsilon=1.0, classes=[0, 1], n_cells=20, n_partitions=5, random_state=0)
-    >>> cells.fit(X[:1500], y[:1500], X_public=X[1500:]).score(X[1500:], y[1500:]) > 0.9
+    >>> cells.fit(X[:1000], y[:1000], X_public=X[1000:1500]).score(X[1500:], y[1500:]) > 0.9  # private, public, new
     True
     >>> cells.privacy_spent_
     (1.0, 1e-05)
