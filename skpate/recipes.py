@@ -8,8 +8,7 @@ from sklearn.pipeline import make_pipeline
 from ._pate import PATEClassifier
 from .aggregators import GaussianHistogram, GNMax, teachers_for_budget
 from .privacy.cost import largest_count
-from .privacy.gdp import gdp_epsilon, gdp_mu
-from .refit import LeafRefitClassifier
+from .refit import LeafRefitClassifier, gaussian_share_epsilon
 from .students import VoteRegressionClassifier
 
 __all__ = ["make_tabular_pate", "make_tabular_refit", "teachers_for_budget"]
@@ -187,7 +186,7 @@ def make_tabular_refit(
     """
     if not 0 < refit_share < 1:
         raise ValueError(f"refit_share must be in (0, 1), got {refit_share!r}.")
-    part = float(gdp_epsilon(np.sqrt(1.0 - refit_share) * float(gdp_mu(epsilon, delta)), delta))
+    part = gaussian_share_epsilon(epsilon, delta, 1.0 - refit_share)  # what LeafRefitClassifier gives pate
     pate = make_tabular_pate(
         preprocessor, epsilon=part, classes=classes, delta=delta, random_state=random_state, n_jobs=n_jobs, **params
     )  # fmt: skip

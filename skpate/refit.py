@@ -35,6 +35,28 @@ from .privacy.gdp import gdp_epsilon, gdp_mu
 __all__ = ["CellCountClassifier", "LeafRefitClassifier"]
 
 
+def gaussian_share_epsilon(epsilon, delta, share):
+    """Epsilon of a ``share`` of the Gaussian-DP ``mu^2`` of the budget ``(epsilon, delta)`` ([DRS22] Cor. 2.13)."""
+    return float(gdp_epsilon(np.sqrt(share) * float(gdp_mu(epsilon, delta)), delta))
+
+
+def _count_sigma(n_partitions, mu):
+    """Noise of every count for ``mu``-GDP: ``n_partitions`` count tables have L2 sensitivity ``sqrt(2 T)``."""
+    return float(np.sqrt(2.0 * n_partitions) / mu)
+
+
+def _public_features(preprocessor, X_public, X_private):
+    """``preprocessor`` (or "passthrough") fitted on the public rows only, and both row sets through it.
+
+    A fitted ``FrozenEstimator`` is used as is (its ``fit`` is a no-op). Returns ``(fitted or None, Z_public,
+    Z_private)``.
+    """
+    if isinstance(preprocessor, str):
+        return None, X_public, X_private
+    preprocessor = clone(preprocessor).fit(X_public, None)
+    return preprocessor, preprocessor.transform(X_public), preprocessor.transform(X_private)
+
+
 class _PublishesCounts:
     """Prediction and publishing for estimators whose published model is a :class:`LeafCountForest` (``model_``)."""
 
@@ -196,7 +218,6 @@ class LeafRefitClassifier(_PublishesCounts, MetaEstimatorMixin, ClassifierMixin,
         if self.pate.classes is None:
             raise ValueError("LeafRefitClassifier plans its budget before the fit: give pate classes=[...].")
         pate, refit = clone(self.pate), self._refit_cost()
-        mu_squared = float(gdp_mu(self.pate.epsilon, self.pate.delta)) ** 2
 
         def fits(epsilon):
             cost = pate.set_params(epsilon=epsilon)._planned_cost(n_public) + refit
@@ -204,7 +225,7 @@ class LeafRefitClassifier(_PublishesCounts, MetaEstimatorMixin, ClassifierMixin,
 
         # A Gaussian-DP plan (GNMax, Confident-GNMax) within the rest of mu^2 composes exactly ([DRS22] Cor. 3.3);
         # a plan with other parts (LNMax, a sanitized release) composes in RDP, so its budget is found by bisection.
-        low = float(gdp_epsilon(np.sqrt(mu_squared - refit.mu_squared), self.pate.delta))
+        low = gaussian_share_epsilon(self.pate.epsilon, self.pate.delta, 1.0 - self.refit_share)
         if not fits(low):
             low, high = 0.0, low
             for _ in range(40):
@@ -246,16 +267,15 @@ class LeafRefitClassifier(_PublishesCounts, MetaEstimatorMixin, ClassifierMixin,
         self : LeafRefitClassifier
         """
         self._validate_params()
-        pate = clone(self.pate)
-        X_private, y_private, X_pub = pate._split_private_public(pate._check_X(X), y, X_public)
+        X_private, y_private, X_pub = self.pate._split_private_public(check_rows(X), y, X_public)
         n_public = _num_samples(X_pub)
-        pate = self._pate_part(n_public)
-        cost = pate._planned_cost(n_public) + self._refit_cost()  # a priori, before any private row is read
+        pate, refit_cost = self._pate_part(n_public), self._refit_cost()
+        cost = pate._planned_cost(n_public) + refit_cost  # a priori, before any private row is read
         if self.pate.warm_start and hasattr(self, "pate_"):  # PATEClassifier's warm start: reuse the teachers
             pate = self.pate_.set_params(**pate.get_params(deep=False))
         accountant = self.pate.accountant  # the PATE part reserves its own share with it
         label = f"LeafRefitClassifier: {self.n_rounds} rounds of leaf counts"
-        reservation = None if accountant is None else accountant.reserve(self._refit_cost(), label=label)
+        reservation = None if accountant is None else accountant.reserve(refit_cost, label=label)
         try:
             pate.fit(X_private, y_private, X_public=X_pub)
         except BaseException:
@@ -265,16 +285,13 @@ class LeafRefitClassifier(_PublishesCounts, MetaEstimatorMixin, ClassifierMixin,
         classes = pate.classes_
         codes = np.searchsorted(classes, y_private)  # PATEClassifier checked that every label is in classes
 
-        preprocessor = None if isinstance(self.preprocessor, str) else clone(self.preprocessor)
-        Z_public = X_pub if preprocessor is None else preprocessor.fit(X_pub, None).transform(X_pub)  # also frozen
-        Z_private = X_private if preprocessor is None else preprocessor.transform(X_private)
+        preprocessor, Z_public, Z_private = _public_features(self.preprocessor, X_pub, X_private)
         rng = check_generator(self.random_state)
-        mu_round = np.sqrt(self._refit_cost().mu_squared / self.n_rounds)
-        self.sigma_ = float(np.sqrt(2.0 * self.n_estimators) / mu_round)
+        self.sigma_ = _count_sigma(self.n_estimators, np.sqrt(refit_cost.mu_squared / self.n_rounds))
         # The first partition follows the student's labels, later ones the refitted class shares (one-hot, then
         # probabilities: a regression forest places its splits where the shares change, not only the argmax).
         shares = (pate.predict(X_pub)[:, None] == classes).astype(float)
-        for _ in range(self.n_rounds):
+        for round_number in range(self.n_rounds):
             forest = RandomForestRegressor(
                 self.n_estimators,
                 min_samples_leaf=self.min_samples_leaf,
@@ -283,9 +300,10 @@ class LeafRefitClassifier(_PublishesCounts, MetaEstimatorMixin, ClassifierMixin,
             ).fit(Z_public, shares)  # public rows, targets derived from released outputs: free
             counts = _noisy_counts(forest, Z_private, codes, classes.size, self.sigma_, rng)
             model = LeafCountForest(forest, preprocessor, classes, counts)
-            shares = model.predict_proba(X_pub)
+            if round_number + 1 < self.n_rounds:  # the next partition's targets
+                shares = model._proba(Z_public)
         if reservation is not None:
-            accountant.settle(reservation, self._refit_cost())
+            accountant.settle(reservation, refit_cost)
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.pate_ = pate
         self.model_ = model
@@ -390,7 +408,10 @@ class LeafCountForest(ClassifierMixin, BaseEstimator):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        Z = X if self.preprocessor is None else self.preprocessor.transform(X)
+        return self._proba(X if self.preprocessor is None else self.preprocessor.transform(X))
+
+    def _proba(self, Z):
+        """:meth:`predict_proba` of rows already through the preprocessor."""
         leaves = self.forest.apply(Z)
         proba = np.zeros((leaves.shape[0], len(self.classes_)))
         for table, leaf in zip(self.counts, leaves.T):
@@ -524,13 +545,10 @@ class CellCountClassifier(_PublishesCounts, ClassifierMixin, BaseEstimator):
                 f"n_cells={self.n_cells} cells need at least as many public rows; got {_num_samples(X_pub)}. "
                 "Lower n_cells or pass more public rows."
             )
-        preprocessor = None if isinstance(self.preprocessor, str) else clone(self.preprocessor)
-        Z_public = X_pub if preprocessor is None else preprocessor.fit(X_pub, None).transform(X_pub)
-        Z_private = X_private if preprocessor is None else preprocessor.transform(X_private)
+        preprocessor, Z_public, Z_private = _public_features(self.preprocessor, X_pub, X_private)
         rng = check_generator(self.random_state)
         cells = KMeansCells(self.n_cells, self.n_partitions, int(rng.integers(2**31))).fit(Z_public)
-        mu = float(gdp_mu(self.epsilon, self.delta))
-        self.sigma_ = float(np.sqrt(2.0 * self.n_partitions) / mu)
+        self.sigma_ = _count_sigma(self.n_partitions, float(gdp_mu(self.epsilon, self.delta)))
         codes = np.searchsorted(classes, y_private)
         counts = _noisy_counts(cells, Z_private, codes, classes.size, self.sigma_, rng)
         validate_data(self, X, skip_check_array=True)
