@@ -57,6 +57,24 @@ def _public_features(preprocessor, X_public, X_private):
     return preprocessor, preprocessor.transform(X_public), preprocessor.transform(X_private)
 
 
+def _private_public_split(estimator, X, y, X_public):
+    """PATEClassifier's row split and label-set checks for ``estimator``, which has a required ``classes``.
+
+    Returns ``(X_private, y_private, X_public, classes)``; errors name ``estimator``'s class.
+    """
+    name = type(estimator).__name__
+    if y is None:
+        raise ValueError(
+            f"{name} requires y to be passed, but the target y is None: label the private rows "
+            "and mark public rows with -1 (or pass X_public)."
+        )
+    pate = PATEClassifier(None, classes=estimator.classes)  # its input checks and label-set checks, nothing fitted
+    X_private, y_private, X_pub = pate._split_private_public(pate._check_X(X), y, X_public)
+    if estimator.classes is None:
+        raise ValueError(f"{name} needs the public label set: pass classes=[...].")
+    return X_private, y_private, X_pub, pate._classes(y_private)
+
+
 class _PublishesCounts:
     """Prediction and publishing for estimators whose published model is a :class:`LeafCountForest` (``model_``)."""
 
@@ -530,16 +548,7 @@ class CellCountClassifier(_PublishesCounts, ClassifierMixin, BaseEstimator):
         self : CellCountClassifier
         """
         self._validate_params()
-        if y is None:
-            raise ValueError(
-                "CellCountClassifier requires y to be passed, but the target y is None: label the private rows "
-                "and mark public rows with -1 (or pass X_public)."
-            )
-        pate = PATEClassifier(None, classes=self.classes)  # its input checks and label-set checks, nothing fitted
-        X_private, y_private, X_pub = pate._split_private_public(pate._check_X(X), y, X_public)
-        if self.classes is None:
-            raise ValueError("CellCountClassifier needs the public label set: pass classes=[...].")
-        classes = pate._classes(y_private)
+        X_private, y_private, X_pub, classes = _private_public_split(self, X, y, X_public)
         if _num_samples(X_pub) < self.n_cells:
             raise ValueError(
                 f"n_cells={self.n_cells} cells need at least as many public rows; got {_num_samples(X_pub)}. "
