@@ -50,7 +50,8 @@ def clipped_gradient(A, W, codes, clip):
     residual = softmax(A @ W, axis=1)
     residual[np.arange(len(codes)), codes] -= 1.0
     norms = np.linalg.norm(A, axis=1) * np.linalg.norm(residual, axis=1)
-    residual *= np.minimum(1.0, clip / np.maximum(norms, np.finfo(float).tiny))[:, None]
+    over = norms > clip
+    residual[over] *= (clip / norms[over])[:, None]
     return A.T @ residual
 
 
@@ -207,7 +208,7 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
         return np.hstack([Z, np.full((len(Z), 1), float(self.intercept_scaling))])
 
     def decision_function(self, X):
-        """Class scores (logits) of the rows.
+        """Class scores (logits) of the rows; with two classes, the second's minus the first's.
 
         Parameters
         ----------
@@ -215,8 +216,12 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        scores : ndarray of shape (n_samples, n_classes)
+        scores : ndarray of shape (n_samples, n_classes), or (n_samples,) with two classes
         """
+        logits = self._logits(X)
+        return logits[:, 1] - logits[:, 0] if logits.shape[1] == 2 else logits
+
+    def _logits(self, X):
         check_is_fitted(self, "coef_")
         X = check_rows(X)
         validate_data(self, X, skip_check_array=True, reset=False)
@@ -225,7 +230,7 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
         return A[:, :-1] @ self.coef_.T + self.intercept_
 
     def predict_proba(self, X):
-        """Softmax of :meth:`decision_function`.
+        """Softmax of the class scores.
 
         Parameters
         ----------
@@ -235,7 +240,7 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        return softmax(self.decision_function(X), axis=1)
+        return softmax(self._logits(X), axis=1)
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba`, computed stably.
@@ -248,7 +253,7 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
         """
-        return log_softmax(self.decision_function(X), axis=1)
+        return log_softmax(self._logits(X), axis=1)
 
     def predict(self, X):
         """The class of highest score.
@@ -261,4 +266,5 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
         -------
         y : ndarray of shape (n_samples,)
         """
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        logits = self._logits(X)  # checks the fit first
+        return self.classes_[np.argmax(logits, axis=1)]

@@ -20,6 +20,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import _num_samples
 
 from skpate import GaussianHistogram, GNMax, LeafRefitClassifier, PATEClassifier
+from skpate.linear import NoisyGDClassifier
 from skpate.refit import CellCountClassifier
 from skpate.semi_supervised import PseudoLabelClassifier
 from skpate.students import VoteRegressionClassifier
@@ -40,8 +41,8 @@ class _RefitRowsAsPublicPool(LeafRefitClassifier):
             self.pate = pate  # the parameter is left as given
 
 
-class _CellsRowsAsPublicPool(CellCountClassifier):
-    """The same adapter for the cell counts (which take the label set as a parameter: the check's labels)."""
+class _ClassesAndPoolFromCheck:
+    """The same adapter for estimators that take the label set as a parameter (the check's labels)."""
 
     def fit(self, X, y=None):
         if y is None or _num_samples(X) != _num_samples(y):
@@ -52,6 +53,14 @@ class _CellsRowsAsPublicPool(CellCountClassifier):
             return super().fit(X, y, X_public=X)
         finally:
             self.classes = classes  # the parameter is left as given
+
+
+class _CellsRowsAsPublicPool(_ClassesAndPoolFromCheck, CellCountClassifier):
+    pass
+
+
+class _NoisyGDRowsAsPublicPool(_ClassesAndPoolFromCheck, NoisyGDClassifier):
+    pass
 
 
 class _RowsAsPublicPool(PATEClassifier):
@@ -82,6 +91,7 @@ ESTIMATORS = [
         random_state=0,
     ),  # fmt: skip
     _CellsRowsAsPublicPool(epsilon=1000.0, n_cells=3, n_partitions=3, random_state=0),
+    _NoisyGDRowsAsPublicPool(epsilon=1000.0, random_state=0),
 ]
 
 
@@ -95,7 +105,7 @@ SEMI_SUPERVISED_LABELS = (
 def _expected_failures(estimator):
     if isinstance(estimator, PseudoLabelClassifier):
         return {"check_classifiers_classes": SEMI_SUPERVISED_LABELS.replace("private rows hold", "labeled rows hold")}
-    if isinstance(estimator, (LeafRefitClassifier, CellCountClassifier)):
+    if isinstance(estimator, (LeafRefitClassifier, CellCountClassifier, NoisyGDClassifier)):
         return {"check_classifiers_classes": SEMI_SUPERVISED_LABELS}
     if not isinstance(estimator, PATEClassifier):
         return {}
