@@ -11,6 +11,7 @@ from .aggregators import (
     Plurality,
     PrivacyLeakWarning,
 )
+from .linear import NoisyGDClassifier
 from .privacy import PrivacyReport, analyze
 from .recipes import make_tabular_pate, make_tabular_refit, teachers_for_budget
 from .refit import CellCountClassifier, LeafRefitClassifier
@@ -26,6 +27,7 @@ __all__ = [
     "InteractiveGNMax",
     "LeafRefitClassifier",
     "LNMax",
+    "NoisyGDClassifier",
     "PATEClassifier",
     "Plurality",
     "PrivacyLeakWarning",

@@ -122,6 +122,7 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(3000, 5)); y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    >>> from skpate import NoisyGDClassifier
     >>> gd = NoisyGDClassifier(epsilon=1.0, classes=[0, 1], random_state=0)
     >>> gd.fit(X[:2000], y[:2000], X_public=X[2000:2500]).score(X[2500:], y[2500:]) > 0.9  # private, public, new
     True

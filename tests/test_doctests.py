@@ -30,6 +30,8 @@ def test_docstring_examples(name):
         skpate.make_tabular_pate,
         skpate.make_tabular_refit,
         skpate.LeafRefitClassifier,
+        skpate.CellCountClassifier,
+        skpate.NoisyGDClassifier,
     ],
 )
 def test_entry_points_show_an_example(entry_point):
