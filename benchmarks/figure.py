@@ -24,13 +24,19 @@ import numpy as np  # noqa: E402
 
 
 def load(paths):
-    """Records of all ``paths``, grouped as ``{dataset: {method: [(epsilon, accuracies), ...]}}``."""
-    grouped = defaultdict(lambda: defaultdict(list))
+    """Records of all ``paths``, grouped as ``{dataset: {method: [(epsilon, accuracies), ...]}}``.
+
+    A method's point at an epsilon given by several files is the last file's (a later run of the same peer).
+    """
+    grouped = defaultdict(lambda: defaultdict(dict))
     for path in paths:
         with open(path) as handle:
             for record in json.load(handle):
-                grouped[record["dataset"]][record["method"]].append((record["epsilon"], record["accuracy"]))
-    return grouped
+                grouped[record["dataset"]][record["method"]][record["epsilon"]] = record["accuracy"]
+    return {
+        dataset: {method: list(points.items()) for method, points in methods.items()}
+        for dataset, methods in grouped.items()
+    }
 
 
 def plot(grouped):
