@@ -46,7 +46,8 @@ SETTINGS = {1.0: (300, 50, 1.0), 3.0: (400, 80, 1.5)}
 
 
 def noisy_gd(epsilon, seed):
-    components, steps, learning_rate = SETTINGS.get(epsilon, SETTINGS[3.0])
+    # Another budget takes the setting of the nearest tuned one (on a log scale).
+    components, steps, learning_rate = SETTINGS[min(SETTINGS, key=lambda tuned: abs(np.log(tuned / epsilon)))]
     return NoisyGDClassifier(
         epsilon=epsilon, delta=DELTA, classes=CLASSES, n_iter=steps, learning_rate=learning_rate, clip=0.5,
         preprocessor=make_pipeline(StandardScaler(), PCA(components, whiten=True, random_state=0)), random_state=seed,
