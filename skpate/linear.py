@@ -204,8 +204,7 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
 
     def _scaled(self, Z):
         """Rows scaled into the unit ball at radius ``R``, with the intercept column appended."""
-        norms = np.linalg.norm(Z, axis=1, keepdims=True)
-        Z = Z * np.minimum(1.0, self.radius_ / np.maximum(norms, np.finfo(float).tiny)) / self.radius_
+        Z = Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), self.radius_)  # z min(1, R / ||z||) / R
         return np.hstack([Z, np.full((len(Z), 1), float(self.intercept_scaling))])
 
     def decision_function(self, X):

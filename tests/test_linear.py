@@ -150,7 +150,15 @@ def test_all_zero_public_rows_are_refused(data):
 
 @pytest.mark.parametrize(
     "params",
-    [dict(epsilon=0), dict(delta=1.0), dict(clip=0), dict(clip=np.inf), dict(n_iter=0), dict(learning_rate=-1), dict(norm_quantile=0)],
+    [
+        dict(epsilon=0),
+        dict(delta=1.0),
+        dict(clip=0),
+        dict(clip=np.inf),
+        dict(n_iter=0),
+        dict(learning_rate=-1),
+        dict(norm_quantile=0),
+    ],
 )
 def test_bad_parameters_are_named(data, params):
     X, y, X_public, _, _ = data
