@@ -274,10 +274,11 @@ def budget_rows(pate, n, epsilon, X, y, X_public, y_public, X_eval, y_eval, args
     return names
 
 
-def fit_dpsgd_linear(X_train, y_train, epsilon, delta, seed, mean, std, neighboring="add-remove"):
+def fit_dpsgd_linear(X_train, y_train, epsilon, delta, seed, mean, std, neighboring="add-remove", **hyper):
     """DP-SGD of a linear layer on standardized features; returns (predict function, the accountant's epsilon).
 
-    ``neighboring``: Opacus's ``"add-remove"`` or skpate's ``"replace-one"`` (see ``peers.train_dpsgd``).
+    ``neighboring``: Opacus's ``"add-remove"`` or skpate's ``"replace-one"`` (see ``peers.train_dpsgd``);
+    ``hyper`` overrides :data:`LINEAR_DPSGD` (e.g. ``lr``).
     """
     import torch
     from peers import train_dpsgd  # benchmarks/peers.py, next to this script
@@ -288,7 +289,7 @@ def fit_dpsgd_linear(X_train, y_train, epsilon, delta, seed, mean, std, neighbor
     module, spent, _ = train_dpsgd(
         lambda: torch.nn.Linear(X_train.shape[1], len(CLASSES)), scaled(X_train),
         torch.from_numpy(np.asarray(y_train, dtype=np.int64)), torch.nn.CrossEntropyLoss(), epsilon, delta, seed,
-        threads=1, neighboring=neighboring, **LINEAR_DPSGD,
+        threads=1, neighboring=neighboring, **{**LINEAR_DPSGD, **hyper},
     )  # fmt: skip
 
     def predict(A):

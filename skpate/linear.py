@@ -11,7 +11,8 @@ plus Gaussian noise. Replacing one private row changes that sum by at most
 ``2 C sqrt(T) / sigma``-GDP ([DRS22] Cor. 3.3). ``sigma`` is set from the
 budget before the fit, so the published epsilon is a priori. The number of
 private rows, by which the sum is divided, is public under replacement
-adjacency.
+adjacency; under adding or removing a row (Opacus's relation, an option) the
+sum moves by at most ``C`` and the count is released once with noise.
 """
 
 import numbers
@@ -22,7 +23,7 @@ from scipy.special import log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import check_rows
@@ -33,13 +34,31 @@ from .refit import _private_public_split, _public_features
 __all__ = ["NoisyGDClassifier"]
 
 
-def gradient_sigma(clip, n_iter, mu):
-    """Noise of each step's gradient sum so that ``n_iter`` steps are ``mu``-GDP under replacing one row.
+#: Share of the budget's Gaussian-DP ``mu^2`` that releases the number of private rows under add/remove.
+COUNT_SHARE = 0.01
 
-    One row moves the sum of clipped gradients by at most ``2 clip``; ``n_iter`` Gaussian releases at
-    ``sigma`` compose to ``2 clip sqrt(n_iter) / sigma``-GDP ([DRS22] Thm. 2.7, Cor. 3.3).
+
+def gradient_sigma(clip, n_iter, mu, neighboring="replace-one"):
+    """Noise of each step's gradient sum so that ``n_iter`` steps are ``mu``-GDP.
+
+    Replacing one row moves the sum of clipped gradients by at most ``2 clip``, adding or removing one
+    by ``clip``; ``n_iter`` Gaussian releases at ``sigma`` compose to ``sensitivity sqrt(n_iter) / sigma``-GDP
+    ([DRS22] Thm. 2.7, Cor. 3.3).
     """
-    return float(2.0 * clip * np.sqrt(n_iter) / mu)
+    sensitivity = 2.0 * clip if neighboring == "replace-one" else clip
+    return float(sensitivity * np.sqrt(n_iter) / mu)
+
+
+def private_budget_split(mu, neighboring):
+    """``(mu of the gradient steps, noise of the row count or None)`` for a ``mu``-GDP fit.
+
+    Under replacement the number of private rows is public. Under add/remove it is released once with
+    Gaussian noise (sensitivity 1) at ``COUNT_SHARE`` of ``mu^2``; the rest goes to the steps, so the two
+    compose to ``mu`` ([DRS22] Cor. 3.3).
+    """
+    if neighboring == "replace-one":
+        return mu, None
+    return mu * np.sqrt(1.0 - COUNT_SHARE), float(1.0 / (mu * np.sqrt(COUNT_SHARE)))
 
 
 def clipped_gradient(A, W, codes, clip):
@@ -67,8 +86,8 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
     and moves ``W`` by ``-learning_rate`` times the preconditioned noisy mean.
     ``sigma = 2 clip sqrt(n_iter) / mu`` with ``mu`` the Gaussian-DP parameter
     of the budget ``(epsilon, delta)`` ([DRS22] Thm. 2.7, Cor. 3.3, 2.13;
-    replacing one private row): ``privacy_spent_`` is the budget, fixed before
-    the fit.
+    replacing one private row; see ``neighboring`` for adding or removing one):
+    ``privacy_spent_`` is the budget, fixed before the fit.
 
     It is DP gradient descent, not PATE; what the public pool buys is a
     feature space and a step geometry that cost no privacy. On Fashion-MNIST
@@ -99,6 +118,12 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
         Quantile of the public rows' norms used as the radius ``R``.
     alpha : float > 0, default=1e-3
         Ridge added to the public Gram matrix before it is inverted.
+    neighboring : {"replace-one", "add-remove"}, default="replace-one"
+        What the epsilon protects: replacing one private row (skpate's relation, as for PATE; the
+        gradient sum moves by ``2 clip``, the number of rows is public) or adding or removing one
+        (Opacus's; the sum moves by ``clip``, so half the noise, and the number of rows is released
+        once with Gaussian noise at 1% of the budget's ``mu^2``). Replacement is an addition and a
+        removal, so the same epsilon is a stronger guarantee under "replace-one".
     random_state : int, RandomState instance or None, default=None
         Seeds the noise.
 
@@ -141,12 +166,13 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="left")],
         "norm_quantile": [Interval(numbers.Real, 0, 1, closed="right")],
         "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
+        "neighboring": [StrOptions({"replace-one", "add-remove"})],
         "random_state": ["random_state"],
     }
 
     def __init__(
         self, *, epsilon=1.0, delta=1e-5, classes=None, preprocessor=None, n_iter=50, learning_rate=1.0, clip=0.5,
-        intercept_scaling=1.0, norm_quantile=0.5, alpha=1e-3, random_state=None,
+        intercept_scaling=1.0, norm_quantile=0.5, alpha=1e-3, neighboring="replace-one", random_state=None,
     ):  # fmt: skip
         self.epsilon = epsilon
         self.delta = delta
@@ -158,6 +184,7 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
         self.intercept_scaling = intercept_scaling
         self.norm_quantile = norm_quantile
         self.alpha = alpha
+        self.neighboring = neighboring
         self.random_state = random_state
 
     def fit(self, X, y, *, X_public=None):
@@ -189,13 +216,16 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
         A_public, A = self._scaled(Z_public), self._scaled(check_array(Z_private, dtype=np.float64))
         gram = A_public.T @ A_public / len(A_public) + self.alpha * np.eye(A.shape[1])
         preconditioner = cho_factor(gram)  # public: free
-        self.sigma_ = gradient_sigma(self.clip, self.n_iter, float(gdp_mu(self.epsilon, self.delta)))
+        steps_mu, count_sigma = private_budget_split(float(gdp_mu(self.epsilon, self.delta)), self.neighboring)
+        self.sigma_ = gradient_sigma(self.clip, self.n_iter, steps_mu, self.neighboring)
         rng = check_generator(self.random_state)
+        # The mean's denominator: public under replacement; a noisy count (at least 1) under add/remove.
+        n_rows = len(A) if count_sigma is None else max(1.0, len(A) + rng.normal(0.0, count_sigma))
         codes = np.searchsorted(classes, y_private)
         W = np.zeros((A.shape[1], classes.size))
         for _ in range(self.n_iter):
             noisy = clipped_gradient(A, W, codes, self.clip) + rng.normal(0.0, self.sigma_, W.shape)
-            W -= self.learning_rate * cho_solve(preconditioner, noisy / len(A))
+            W -= self.learning_rate * cho_solve(preconditioner, noisy / n_rows)
         validate_data(self, X, skip_check_array=True)
         self.classes_ = classes
         self.coef_, self.intercept_ = W[:-1].T.copy(), W[-1] * self.intercept_scaling

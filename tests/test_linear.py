@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skpate.linear import NoisyGDClassifier, clipped_gradient, gradient_sigma
+from skpate.linear import COUNT_SHARE, NoisyGDClassifier, clipped_gradient, gradient_sigma, private_budget_split
 from skpate.privacy.gdp import gdp_epsilon, gdp_mu
 
 
@@ -39,6 +39,25 @@ def test_noise_spends_exactly_the_budget():
     # More steps or a larger clip need more noise; a larger budget less.
     assert gradient_sigma(0.5, 100, mu) > sigma and gradient_sigma(1.0, 50, mu) > sigma
     assert gradient_sigma(0.5, 50, float(gdp_mu(3.0, 1e-5))) < sigma
+
+
+def test_add_remove_halves_the_sensitivity_and_pays_for_the_count():
+    mu = float(gdp_mu(1.0, 1e-5))
+    assert gradient_sigma(0.5, 50, mu, "add-remove") == pytest.approx(gradient_sigma(0.5, 50, mu) / 2, rel=1e-12)
+    assert private_budget_split(mu, "replace-one") == (mu, None)
+    steps_mu, count_sigma = private_budget_split(mu, "add-remove")
+    # The count (sensitivity 1) and the steps compose to the budget's mu exactly ([DRS22] Cor. 3.3).
+    assert steps_mu**2 + (1 / count_sigma) ** 2 == pytest.approx(mu**2, rel=1e-12)
+    assert (1 / count_sigma) ** 2 == pytest.approx(COUNT_SHARE * mu**2, rel=1e-12)
+
+
+def test_add_remove_fit_states_its_noise(data):
+    X, y, X_public, X_eval, y_eval = data
+    gd = model(epsilon=0.5, n_iter=20, clip=0.25, neighboring="add-remove").fit(X, y, X_public=X_public)
+    mu = gdp_mu(0.5, 1e-5)
+    assert gd.sigma_ == pytest.approx(0.25 * np.sqrt(20) / (mu * np.sqrt(1 - COUNT_SHARE)))
+    assert gd.privacy_spent_ == (0.5, 1e-5)
+    assert gd.score(X_eval, y_eval) > 0.8
 
 
 def test_fit_states_its_noise_and_spends_the_budget(data):
@@ -158,6 +177,7 @@ def test_all_zero_public_rows_are_refused(data):
         dict(n_iter=0),
         dict(learning_rate=-1),
         dict(norm_quantile=0),
+        dict(neighboring="swap"),
     ],
 )
 def test_bad_parameters_are_named(data, params):
