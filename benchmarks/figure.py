@@ -41,8 +41,9 @@ def load(paths):
 
 def plot(grouped):
     """One panel per dataset; returns the figure."""
-    fig, axes = plt.subplots(1, len(grouped), figsize=(6.5 * len(grouped), 4.5), squeeze=False)
+    fig, axes = plt.subplots(1, len(grouped), figsize=(6.5 * len(grouped), 7.0), squeeze=False)
     for ax, (dataset, methods) in zip(axes[0], grouped.items()):
+        ax.set_prop_cycle(color=plt.get_cmap("tab20").colors)  # 20 colours: a panel has up to 13 methods
         n_references = 0
         for method, points in methods.items():
             private = sorted((eps, acc) for eps, acc in points if eps is not None)
@@ -50,7 +51,7 @@ def plot(grouped):
                 eps = [p[0] for p in private]
                 ax.errorbar(
                     eps, [np.mean(p[1]) for p in private], yerr=[np.std(p[1]) for p in private],
-                    marker="o", capsize=3, label=method,
+                    marker="o", capsize=3, label=method, linestyle="-" if method.startswith("skpate") else "--",
                 )  # fmt: skip
             for _, accuracies in (p for p in points if p[0] is None):
                 ax.axhline(np.mean(accuracies), linestyle="--", linewidth=1, color="grey")
@@ -68,7 +69,7 @@ def plot(grouped):
         ax.set_ylabel("accuracy on the evaluation half")
         ax.set_title(dataset)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1)  # below: lines stay visible
     fig.tight_layout()
     return fig
 
