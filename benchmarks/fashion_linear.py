@@ -55,9 +55,13 @@ SETTINGS = {1.0: (300, 50, 1.0), 3.0: (400, 80, 1.5)}
 PEER_LR = {1.0: {"add-remove": 32.0, "replace-one": 8.0}, 3.0: {"add-remove": 64.0, "replace-one": 64.0}}
 
 
+def nearest_tuned(table, epsilon):
+    """``table``'s entry for the tuned budget nearest ``epsilon`` on a log scale (other budgets reuse it)."""
+    return table[min(table, key=lambda tuned: abs(np.log(tuned / epsilon)))]
+
+
 def noisy_gd(epsilon, seed):
-    # Another budget takes the setting of the nearest tuned one (on a log scale).
-    components, steps, learning_rate = SETTINGS[min(SETTINGS, key=lambda tuned: abs(np.log(tuned / epsilon)))]
+    components, steps, learning_rate = nearest_tuned(SETTINGS, epsilon)
     return NoisyGDClassifier(
         epsilon=epsilon, delta=DELTA, classes=CLASSES, n_iter=steps, learning_rate=learning_rate, clip=0.5,
         preprocessor=make_pipeline(StandardScaler(), PCA(components, whiten=True, random_state=0)), random_state=seed,
@@ -66,7 +70,7 @@ def noisy_gd(epsilon, seed):
 
 def peer(X, y, X_eval, y_eval, mean, std, epsilon, seed, neighboring):
     """The DP-SGD linear peer's accuracy and its accountant's epsilon, at its tuned learning rate."""
-    lr = PEER_LR[min(PEER_LR, key=lambda tuned: abs(np.log(tuned / epsilon)))][neighboring]
+    lr = nearest_tuned(PEER_LR, epsilon)[neighboring]
     predict, spent = fit_dpsgd_linear(X, y, epsilon, DELTA, seed, mean, std, neighboring=neighboring, lr=lr)
     return float(np.mean(predict(X_eval) == y_eval)), spent
 

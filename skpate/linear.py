@@ -213,7 +213,7 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
                 f"the norm_quantile={self.norm_quantile} quantile of the public rows' norms (after the preprocessor) "
                 "is 0; raise norm_quantile or pass public rows that are not all zero."
             )
-        A_public, A = self._scaled(Z_public), self._scaled(check_array(Z_private, dtype=np.float64))
+        A_public, A = self._design(Z_public), self._design(check_array(Z_private, dtype=np.float64))
         gram = A_public.T @ A_public / len(A_public) + self.alpha * np.eye(A.shape[1])
         preconditioner = cho_factor(gram)  # public: free
         steps_mu, count_sigma = private_budget_split(float(gdp_mu(self.epsilon, self.delta)), self.neighboring)
@@ -232,10 +232,13 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
         self.privacy_spent_ = (float(self.epsilon), float(self.delta))
         return self
 
-    def _scaled(self, Z):
-        """Rows scaled into the unit ball at radius ``R``, with the intercept column appended."""
-        Z = Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), self.radius_)  # z min(1, R / ||z||) / R
-        return np.hstack([Z, np.full((len(Z), 1), float(self.intercept_scaling))])
+    def _in_unit_ball(self, Z):
+        """Rows scaled into the unit ball at radius ``R``: ``z min(1, R / ||z||) / R``."""
+        return Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), self.radius_)
+
+    def _design(self, Z):
+        """:meth:`_in_unit_ball` rows with the intercept column appended: what the gradient steps see."""
+        return np.hstack([self._in_unit_ball(Z), np.full((len(Z), 1), float(self.intercept_scaling))])
 
     def decision_function(self, X):
         """Class scores (logits) of the rows; with two classes, the second's minus the first's.
@@ -256,8 +259,7 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
         X = check_rows(X)
         validate_data(self, X, skip_check_array=True, reset=False)
         Z = X if self.preprocessor_ is None else self.preprocessor_.transform(X)
-        A = self._scaled(check_array(Z, dtype=np.float64))
-        return A[:, :-1] @ self.coef_.T + self.intercept_
+        return self._in_unit_ball(check_array(Z, dtype=np.float64)) @ self.coef_.T + self.intercept_
 
     def predict_proba(self, X):
         """Softmax of the class scores.
