@@ -1,76 +1,55 @@
-"""Differentially private peers of PATE on UCI Adult, on the same split, delta and epsilons.
+"""Differentially private peers of skpate, as estimators the harness loop fits like skpate's own.
 
-Every peer trains on the private set (``adult.data``, 32,561 rows) of
-:func:`skpate.datasets.adult_papers_split` and is scored on its evaluation half
-(second half of ``adult.test``); the public pool is not used. Features come
-from the published schema only (:func:`schema_features`), so the encoding
-itself costs no privacy.
+Every peer trains on the private rows only (the public pool, where it is
+used at all, gives free statistics such as a feature scale) and is scored on
+the same evaluation rows as skpate, at the same delta. Each has
+``epsilon``, ``delta``, ``random_state``, ``fit(X, y, X_public=None)``,
+``score`` and, after the fit, ``privacy_spent_ = (epsilon, delta)`` (the
+a-priori guarantee its noise is calibrated to), ``spent_epsilon_`` (its
+accountant's epsilon after training, at most ``epsilon``) and
+``noise_multiplier_``.
 
 Peers
 -----
-``dpsgd-logistic``, ``dpsgd-mlp``
-    Opacus DP-SGD (Poisson sampling, flat clipping) of one linear layer, and
-    of a 64-unit tanh MLP. The noise multiplier is calibrated a priori by
-    ``PrivacyEngine.make_private_with_epsilon`` for (epsilon, delta) after the
-    fixed number of epochs, with the **PRV accountant** (Gopi et al. 2021;
-    Opacus returns the upper end of its error interval, so the bound holds).
-    Its epsilon is for **add/remove** adjacency (one record added or
-    removed), Opacus's. skpate's is for **replacement** of one record; the
-    two are not the same guarantee (replacing a record is removing one and
-    adding another: about twice the add/remove epsilon for DP-SGD).
-    ``dpsgd-logistic (replace-one)`` is the linear model with its noise
-    calibrated to (epsilon, delta) under replacement instead, with
-    dp-accounting's privacy loss distributions
-    (``NeighboringRelation.REPLACE_ONE``, Poisson-sampled Gaussian):
-    the guarantee skpate reports.
-    Hyperparameters (:data:`DPSGD`): batch 1024 (expected; sampling rate
-    1 / 32, i.e. 1 / number of batches of 1024), 30 epochs (960 steps),
-    max_grad_norm 1, plain SGD (no momentum), BCE-with-logits loss; lr 2 for
-    the linear model, 1 for the MLP.
-``diffprivlib``
-    ``diffprivlib.models.LogisticRegression`` (objective perturbation, pure
-    epsilon-DP: delta unused) with ``data_norm`` = sqrt(14), the largest
-    row norm the fixed encoding can produce (:data:`DATA_NORM`), and C = 0.01:
-    strong regularization leaves the objective perturbation more of the budget
-    (the default C = 1 lost 3 to 6 points at eps <= 2).
-    diffprivlib pins scikit-learn <= 1.7.2, so it is imported lazily and
-    skipped, with a message, where it is not installed; the ``diffprivlib``
-    extra installs it with scikit-learn 1.7.2 in its own environment, where
-    every peer (and ``benchmarks/adult.py --peers``) runs in one run. There
-    (scikit-learn 1.7.2, diffprivlib 0.6.6, 10 seeds) it scored 82.40 /
-    83.85 / 84.27 / 84.37% at eps 0.5 / 1 / 2 / 4.
-``logistic (non-private)``
-    scikit-learn ``LogisticRegression`` on the same features: the ceiling.
+:class:`AdultDPSGD`
+    Opacus DP-SGD of a linear layer (logistic regression) or of a 64-unit
+    tanh MLP on UCI Adult's schema features (:func:`schema_features`: the
+    published schema only, so the encoding costs no privacy).
+:class:`AdultDiffprivlib`
+    diffprivlib's objective-perturbation logistic regression (pure
+    epsilon-DP; diffprivlib pins an older scikit-learn, so it is imported
+    lazily and may be missing).
+:class:`FashionCNNDPSGD`
+    The tanh CNN of Papernot et al. 2021 on Fashion-MNIST pixels.
+:class:`ScatteringLinearDPSGD`
+    DP-SGD of a linear layer on Fashion-MNIST scattering features (Tramer &
+    Boneh 2021), standardized with the public pool's mean and std (free).
 
-Disclosure: the hyperparameters were tuned lightly and **non-privately, on
-the evaluation split** (2-3 seeds at eps 0.5 and 2, or all four eps): DP-SGD
-lr in {0.25, 0.5, 1, 2} for the linear model (the prototype's 0.5 underfits
-it by 0.4-0.5 points) and {0.5, 1} for the MLP, tanh vs ReLU, and diffprivlib C in {0.001, ..., 10}. The
-other DP-SGD settings are the prototype's. The peers' numbers are therefore
-slightly optimistic; the tuning's own privacy cost is not accounted.
+DP-SGD here is Opacus with Poisson sampling at rate 1 / (number of batches),
+flat clipping, plain SGD, the noise multiplier calibrated a priori. Its
+epsilon is for **add/remove** adjacency (Opacus's PRV accountant) with
+``neighboring="add-remove"``; skpate's guarantee is for **replacing** one
+record, which ``neighboring="replace-one"`` calibrates with dp-accounting's
+privacy loss distributions (:func:`replace_one_noise`): about twice the noise
+for the same epsilon. The hyperparameters were tuned lightly and
+non-privately on the evaluation rows (disclosed; the tuning's own cost is not
+accounted): see docs/benchmarks/adult.md and docs/benchmarks/fashion_mnist.md.
 
-Run: ``python benchmarks/peers.py [--seeds 3] [--epsilons 0.5 1 2 4] [--methods ...]``
-(about 7 minutes on 2 cores for 3 seeds; needs the ``bench`` extra: opacus).
-Other benchmarks import the ``fit_*`` functions and :data:`PEERS`.
+Nothing here imports torch, Opacus, dp-accounting or diffprivlib at import
+time: skpate's tests import the benchmarks without them.
 """
 
-import argparse
-import functools
-import time
+import contextlib
 import warnings
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
+from sklearn.base import BaseEstimator
 from sklearn.preprocessing import FunctionTransformer
 
-from skpate.datasets import ADULT_CATEGORIES, ADULT_NUMERIC, adult_papers_split
+from .harness import ADULT_CLASSES, DELTA, FASHION_CLASSES
 
-#: The labels, in the published order: index 1 is the positive class.
-CLASSES = np.array(["<=50K", ">50K"], dtype=object)
-
-#: (low, high, log) per numeric column: fixed bounds from the schema and common knowledge, never from rows.
-#: Values are clipped to [low, high], then mapped to [0, 1] (after log1p where ``log``): the heavy-tailed
-#: columns (sampling weight, capital gain / loss) would otherwise crowd their mass into a tiny interval.
+#: (low, high, log) per numeric Adult column: fixed bounds from the schema and common knowledge, never from rows.
+#: Values are clipped to [low, high], then mapped to [0, 1] (after log1p where ``log``).
 NUMERIC_BOUNDS = {
     "age": (17, 90, False),  # adult.names: people of 16+; the census top-codes age at 90
     "fnlwgt": (1e4, 1.5e6, True),  # CPS sampling weights
@@ -79,109 +58,22 @@ NUMERIC_BOUNDS = {
     "capital-loss": (0, 4356, True),
     "hours-per-week": (1, 99, False),  # 99 is the top code
 }
-assert set(NUMERIC_BOUNDS) == set(ADULT_NUMERIC)
 
-#: Largest L2 norm of a row of :func:`schema_features`: one 1 per categorical (or none), each numeric in [0, 1].
-DATA_NORM = float(np.sqrt(len(ADULT_CATEGORIES) + len(NUMERIC_BOUNDS)))
-
-#: torch threads during a DP-SGD fit (restored after). The batches are small (1024 x 105), so a second thread buys
-#: little, and on a loaded 2-core machine thread synchronisation made fits 5-7 times slower.
-TORCH_THREADS = 1
-
-#: DP-SGD hyperparameters shared by both Opacus peers (see the module docstring); the lr is per model.
-DPSGD = {"batch_size": 1024, "epochs": 30, "max_grad_norm": 1.0, "accountant": "prv"}
-#: SGD learning rates of the linear model and of the MLP.
-LR_LOGISTIC, LR_MLP = 2.0, 1.0
+#: Opacus settings of the Adult peers: expected batch 1024, 30 epochs, clip 1, PRV accountant; lr per model.
+ADULT_DPSGD = {"batch_size": 1024, "epochs": 30, "max_grad_norm": 1.0, "accountant": "prv"}
+#: SGD learning rates of the Adult linear model and MLP.
+ADULT_LR = {"logistic": 2.0, "mlp": 1.0}
 #: Inverse L2 regularization of diffprivlib's logistic regression.
 DIFFPRIVLIB_C = 0.01
+#: Opacus settings of the Fashion-MNIST tanh CNN.
+CNN_DPSGD = {"batch_size": 1024, "epochs": 10, "max_grad_norm": 0.1, "lr": 64.0, "accountant": "prv"}
+#: Opacus settings of the linear layer on scattering features (lr: see :class:`ScatteringLinearDPSGD`).
+LINEAR_DPSGD = {"batch_size": 2048, "epochs": 20, "max_grad_norm": 0.1, "lr": 64.0, "accountant": "prv"}
+#: torch threads during a DP-SGD fit (restored after): small batches gain little from a second thread.
+TORCH_THREADS = 1
 
 
-def schema_features(X):
-    """Encode Adult rows with the published schema only.
-
-    Parameters
-    ----------
-    X : pandas.DataFrame
-        The 14 attributes, as returned by :func:`skpate.datasets.adult_papers_split`.
-
-    Returns
-    -------
-    features : ndarray of shape (n_rows, 105), float32
-        One-hot of each categorical with the categories of
-        :data:`skpate.datasets.ADULT_CATEGORIES` (missing or unknown values
-        are all zeros), then the numeric columns clipped to
-        :data:`NUMERIC_BOUNDS` and scaled to [0, 1]. Every row has L2 norm at
-        most :data:`DATA_NORM`.
-    """
-    blocks = []
-    for column, categories in ADULT_CATEGORIES.items():
-        values = X[column].to_numpy(dtype=object)
-        # NaN equals no category, so missing values get an all-zero block.
-        blocks.append(values[:, None] == np.asarray(categories, dtype=object)[None, :])
-    for column, (low, high, log) in NUMERIC_BOUNDS.items():
-        values = np.clip(X[column].to_numpy(dtype=np.float64), low, high)
-        if log:
-            values, low, high = np.log1p(values), np.log1p(low), np.log1p(high)
-        blocks.append(((values - low) / (high - low))[:, None])
-    return np.hstack(blocks).astype(np.float32)
-
-
-def schema_transformer():
-    """:func:`schema_features` as a stateless scikit-learn transformer (for pipelines).
-
-    Returns
-    -------
-    transformer : sklearn.preprocessing.FunctionTransformer
-    """
-    return FunctionTransformer(schema_features)
-
-
-def encode_labels(y):
-    """Map the label strings to 0 / 1 with the public class list :data:`CLASSES`.
-
-    Parameters
-    ----------
-    y : array-like of str
-        ``'<=50K'`` or ``'>50K'``.
-
-    Returns
-    -------
-    y01 : ndarray of int64
-
-    Raises
-    ------
-    ValueError
-        If a label is not in :data:`CLASSES`.
-    """
-    y = np.asarray(y, dtype=object)
-    unknown = ~np.isin(y, CLASSES)
-    if unknown.any():
-        raise ValueError(f"labels outside {list(CLASSES)}: {sorted(set(y[unknown]))[:5]}")
-    return (y == CLASSES[1]).astype(np.int64)
-
-
-class FeatureModel:
-    """A fitted binary classifier behind :func:`schema_features`.
-
-    Parameters
-    ----------
-    decision : callable
-        Maps a float32 feature matrix to one real score per row; positive means ``'>50K'``.
-    epsilon : float
-        The epsilon the training run is accounted at (``inf`` if non-private).
-    """
-
-    def __init__(self, decision, epsilon):
-        self.decision = decision
-        self.epsilon = epsilon
-
-    def predict(self, X):
-        """Predict ``'<=50K'`` / ``'>50K'`` for the rows of the DataFrame ``X``."""
-        return CLASSES[(self.decision(schema_features(X)) > 0).astype(np.int64)]
-
-    def score(self, X, y):
-        """Accuracy on ``(X, y)``."""
-        return float(np.mean(self.predict(X) == np.asarray(y, dtype=object)))
+# ---------------------------------------------------------------------------------------------------- accounting
 
 
 def replace_one_epsilon(noise_multiplier, sample_rate, steps, delta):
@@ -206,7 +98,17 @@ def replace_one_epsilon(noise_multiplier, sample_rate, steps, delta):
 
 
 def replace_one_noise(epsilon, delta, sample_rate, steps):
-    """Smallest noise multiplier (to 0.1%) whose :func:`replace_one_epsilon` is at most ``epsilon``."""
+    """Smallest noise multiplier (to 0.1%) whose :func:`replace_one_epsilon` is at most ``epsilon``.
+
+    Parameters
+    ----------
+    epsilon, delta, sample_rate : float
+    steps : int
+
+    Returns
+    -------
+    noise_multiplier : float
+    """
     from scipy.optimize import brentq
 
     def excess(log_noise):
@@ -218,16 +120,38 @@ def replace_one_noise(epsilon, delta, sample_rate, steps):
     return float(noise)
 
 
+@contextlib.contextmanager
+def _torch_threads(n_threads):
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def train_dpsgd(module_fn, inputs, targets, loss_fn, epsilon, delta, seed, batch_size, epochs, max_grad_norm, lr,
-                accountant, threads=TORCH_THREADS, neighboring="add-remove"):  # fmt: skip
+                accountant, neighboring="add-remove", threads=TORCH_THREADS):  # fmt: skip
     """Train ``module_fn()`` with Opacus DP-SGD at (epsilon, delta), the noise calibrated a priori.
 
-    Poisson sampling at rate 1 / (number of batches of ``batch_size``), flat
-    clipping at ``max_grad_norm``, plain SGD. ``seed`` seeds the weights, the
-    sampling and the noise; torch's global RNG and thread count are restored
-    after. ``neighboring``: ``"add-remove"`` calibrates with Opacus's
-    ``accountant``, ``"replace-one"`` with :func:`replace_one_noise`. Raises
-    ``RuntimeError`` if the epsilon after training exceeds the target.
+    Parameters
+    ----------
+    module_fn : callable
+        Returns a fresh ``torch.nn.Module``.
+    inputs, targets : torch.Tensor
+    loss_fn : callable
+        ``loss_fn(outputs, targets)``.
+    epsilon, delta : float
+        The target guarantee.
+    seed : int
+        Seeds the weights, the sampling and the noise; torch's global RNG and thread count are restored after.
+    batch_size, epochs, max_grad_norm, lr : float
+    accountant : str
+        Opacus's accountant for ``"add-remove"``.
+    neighboring : {"add-remove", "replace-one"}, default="add-remove"
+    threads : int, default=TORCH_THREADS
 
     Returns
     -------
@@ -235,39 +159,32 @@ def train_dpsgd(module_fn, inputs, targets, loss_fn, epsilon, delta, seed, batch
         In eval mode.
     spent_epsilon : float
     noise_multiplier : float
+
+    Raises
+    ------
+    RuntimeError
+        If the accountant's epsilon after training exceeds the target.
     """
     import torch
     from opacus import PrivacyEngine
 
-    from skpate.nets import _torch_threads  # scoped to the call, restored after
-
     if neighboring not in ("add-remove", "replace-one"):
         raise ValueError(f"neighboring must be 'add-remove' or 'replace-one', got {neighboring!r}.")
-
-    # Fork the global RNG so that seeding here (weight init) leaves the caller's torch state untouched; sampling
-    # and noise draw from their own generators.
     with torch.random.fork_rng(), warnings.catch_warnings(), _torch_threads(threads):
-        # Opacus warns that its non-cryptographic RNG is for experiments only: true, and this is one.
-        warnings.filterwarnings("ignore", message=".*[Ss]ecure RNG.*")
-        # Opacus's hooks on the first layer, whose input needs no gradient: expected, harmless.
-        warnings.filterwarnings("ignore", message="Full backward hook is firing")
-        # The PRV accountant bounds its domain with an RDP epsilon; a loose RDP order there costs nothing.
-        warnings.filterwarnings("ignore", message="Optimal order is the largest alpha")
+        warnings.filterwarnings("ignore", message=".*[Ss]ecure RNG.*")  # an experiment, not a deployment
+        warnings.filterwarnings("ignore", message="Full backward hook is firing")  # Opacus's hooks: harmless
+        warnings.filterwarnings("ignore", message="Optimal order is the largest alpha")  # PRV's RDP domain bound
         torch.manual_seed(seed)
         module = module_fn()
-        sample_gen = torch.Generator().manual_seed(2 * seed)
-        noise_gen = torch.Generator().manual_seed(2 * seed + 1)
         loader = torch.utils.data.DataLoader(
-            _rows(inputs, targets), batch_size=batch_size, generator=sample_gen, collate_fn=_as_is
-        )
+            _rows(inputs, targets), batch_size=batch_size, generator=torch.Generator().manual_seed(2 * seed),
+            collate_fn=_as_is,
+        )  # fmt: skip
         engine = PrivacyEngine(accountant=accountant)
         private = dict(
-            module=module,
-            optimizer=torch.optim.SGD(module.parameters(), lr=lr),
-            data_loader=loader,  # replaced by Poisson sampling at rate 1 / len(loader)
-            max_grad_norm=max_grad_norm,
-            noise_generator=noise_gen,
-        )
+            module=module, optimizer=torch.optim.SGD(module.parameters(), lr=lr), data_loader=loader,
+            max_grad_norm=max_grad_norm, noise_generator=torch.Generator().manual_seed(2 * seed + 1),
+        )  # fmt: skip
         sample_rate, steps = 1 / len(loader), epochs * len(loader)
         if neighboring == "replace-one":
             noise = replace_one_noise(epsilon, delta, sample_rate, steps)
@@ -292,26 +209,6 @@ def train_dpsgd(module_fn, inputs, targets, loss_fn, epsilon, delta, seed, batch
     return module, spent, optimizer.noise_multiplier
 
 
-def _fit_dpsgd(net, X_train, y_train, epsilon, delta, seed, **hyper):
-    import torch
-
-    features = torch.from_numpy(schema_features(X_train))
-    labels = torch.from_numpy(encode_labels(y_train)).float()
-    bce = torch.nn.BCEWithLogitsLoss()
-    module, spent, noise_multiplier = train_dpsgd(
-        lambda: net(features.shape[1]), features, labels, lambda out, y: bce(out.squeeze(1), y), epsilon, delta,
-        seed, **hyper,
-    )  # fmt: skip
-
-    def decision(X):
-        with torch.no_grad():
-            return module(torch.from_numpy(X)).squeeze(1).numpy()
-
-    model = FeatureModel(decision, epsilon)
-    model.spent_epsilon, model.noise_multiplier = spent, noise_multiplier
-    return model
-
-
 def _rows(*tensors):
     import torch
 
@@ -327,176 +224,310 @@ def _as_is(batch):
     return batch
 
 
-def _linear(n_features):
-    import torch
-
-    return torch.nn.Linear(n_features, 1)
+# ---------------------------------------------------------------------------------------------------- UCI Adult
 
 
-def _mlp(n_features, hidden=64):
-    import torch
-
-    # tanh rather than ReLU: bounded activations keep per-example gradients small under clipping
-    # (Papernot et al. 2021, "Tempered sigmoid activations"); ReLU was within noise here.
-    return torch.nn.Sequential(torch.nn.Linear(n_features, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, 1))
-
-
-def fit_dpsgd_logistic(X_train, y_train, epsilon, delta, seed, lr=LR_LOGISTIC, **hyper):
-    """DP-SGD logistic regression (Opacus, one linear layer).
+def schema_features(X):
+    """Encode Adult rows with the published schema only.
 
     Parameters
     ----------
-    X_train : pandas.DataFrame
-        Private rows (the 14 Adult attributes).
-    y_train : array-like of str
-        Their labels.
-    epsilon, delta : float
-        Target (epsilon, delta); the noise multiplier is calibrated to it a priori.
-    seed : int
-        Seeds weight init, Poisson sampling and noise; the global torch RNG is left untouched.
-    lr : float, default=2.0
-        SGD learning rate.
-    **hyper
-        Overrides of :data:`DPSGD`.
+    X : pandas.DataFrame
+        The 14 attributes, as :func:`skpate.datasets.adult_papers_split` returns them.
 
     Returns
     -------
-    model : FeatureModel
-        With ``predict``, ``score``, ``spent_epsilon`` (the accountant's
-        epsilon after training, <= ``epsilon``) and ``noise_multiplier``.
+    features : ndarray of shape (n_rows, 105), float32
+        One-hot of each categorical with the categories of
+        :data:`skpate.datasets.ADULT_CATEGORIES` (missing or unknown values are
+        all zeros), then the numeric columns clipped to :data:`NUMERIC_BOUNDS`
+        and scaled to [0, 1]. Every row has L2 norm at most :func:`data_norm`.
     """
-    return _fit_dpsgd(_linear, X_train, y_train, epsilon, delta, seed, **{**DPSGD, "lr": lr, **hyper})
+    from skpate.datasets import ADULT_CATEGORIES
+
+    blocks = []
+    for column, categories in ADULT_CATEGORIES.items():
+        values = X[column].to_numpy(dtype=object)
+        blocks.append(values[:, None] == np.asarray(categories, dtype=object)[None, :])  # NaN: all zeros
+    for column, (low, high, log) in NUMERIC_BOUNDS.items():
+        values = np.clip(X[column].to_numpy(dtype=np.float64), low, high)
+        if log:
+            values, low, high = np.log1p(values), np.log1p(low), np.log1p(high)
+        blocks.append(((values - low) / (high - low))[:, None])
+    return np.hstack(blocks).astype(np.float32)
 
 
-def fit_dpsgd_mlp(X_train, y_train, epsilon, delta, seed, lr=LR_MLP, **hyper):
-    """DP-SGD MLP (Opacus; 64 tanh hidden units). As :func:`fit_dpsgd_logistic`, with lr 1 by default."""
-    return _fit_dpsgd(_mlp, X_train, y_train, epsilon, delta, seed, **{**DPSGD, "lr": lr, **hyper})
+def schema_transformer():
+    """:func:`schema_features` as a stateless scikit-learn transformer (for pipelines)."""
+    return FunctionTransformer(schema_features)
 
 
-def fit_diffprivlib(X_train, y_train, epsilon, delta, seed, C=DIFFPRIVLIB_C):
-    """diffprivlib's objective-perturbation logistic regression (pure epsilon-DP; ``delta`` is unused).
+def data_norm():
+    """Largest L2 norm of a row of :func:`schema_features`: one 1 per categorical (or none), numerics in [0, 1]."""
+    from skpate.datasets import ADULT_CATEGORIES
+
+    return float(np.sqrt(len(ADULT_CATEGORIES) + len(NUMERIC_BOUNDS)))
+
+
+def encode_labels(y):
+    """Map Adult's label strings to 0 / 1 with the public class list (``'>50K'`` is 1).
 
     Parameters
     ----------
-    X_train, y_train, epsilon, delta, seed
-        As in :func:`fit_dpsgd_logistic`.
-    C : float, default=0.01
-        Inverse L2 regularization strength (see the module docstring).
+    y : array-like of str
 
     Returns
     -------
-    model : FeatureModel
+    y01 : ndarray of int64
 
     Raises
     ------
-    ImportError
-        If diffprivlib is not importable (it requires scikit-learn <= 1.7.2).
+    ValueError
+        If a label is not ``'<=50K'`` or ``'>50K'``.
     """
-    try:
-        from diffprivlib.models import LogisticRegression as DPLogisticRegression
-    except ImportError as error:
-        raise ImportError(
-            f"diffprivlib is not importable ({error}); it requires scikit-learn <= 1.7.2, so install it in a "
-            "separate environment: pip install torch==2.13.0 && pip install -e '.[bench,diffprivlib]'"
-        ) from error
-    from diffprivlib.accountant import BudgetAccountant
-
-    clf = DPLogisticRegression(
-        epsilon=epsilon,
-        data_norm=DATA_NORM,  # public bound of the encoding, not the data's own maximum norm
-        C=C,
-        max_iter=1000,
-        random_state=seed,
-        accountant=BudgetAccountant(),  # a private ledger: the global default would accumulate across fits
-    )
-    clf.fit(schema_features(X_train), encode_labels(y_train))
-    return FeatureModel(lambda X: clf.decision_function(X), epsilon)
+    y, classes = np.asarray(y, dtype=object), np.asarray(ADULT_CLASSES, dtype=object)
+    unknown = ~np.isin(y, classes)
+    if unknown.any():
+        raise ValueError(f"labels outside {ADULT_CLASSES}: {sorted(set(y[unknown]))[:5]}")
+    return (y == classes[1]).astype(np.int64)
 
 
-def fit_logistic(X_train, y_train, epsilon=np.inf, delta=0.0, seed=0):
-    """Non-private scikit-learn logistic regression on the same features (the ceiling; epsilon is ignored)."""
-    clf = LogisticRegression(max_iter=1000).fit(schema_features(X_train), encode_labels(y_train))
-    return FeatureModel(clf.decision_function, np.inf)
+def factory(peer, **params):
+    """A factory ``(seed, epsilon) -> peer(epsilon=epsilon, random_state=seed, **params)`` for the harness loop."""
+
+    def build(seed, epsilon):
+        return peer(epsilon=epsilon, random_state=seed, **params)
+
+    return build
 
 
-#: name -> (fit function, private?). Other benchmarks loop over this.
-PEERS = {
-    "dpsgd-logistic": (fit_dpsgd_logistic, True),
-    "dpsgd-logistic (replace-one)": (functools.partial(fit_dpsgd_logistic, neighboring="replace-one"), True),
-    "dpsgd-mlp": (fit_dpsgd_mlp, True),
-    "diffprivlib": (fit_diffprivlib, True),
-    "logistic (non-private)": (fit_logistic, False),
-}
+class _Peer(BaseEstimator):
+    """Shared ``score`` and the record of the guarantee; subclasses implement ``fit`` and ``predict``."""
+
+    def score(self, X, y):
+        """Accuracy on ``(X, y)``."""
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+
+    def _fitted(self, spent, noise_multiplier):
+        self.privacy_spent_ = (float(self.epsilon), float(self.delta))
+        self.spent_epsilon_, self.noise_multiplier_ = float(spent), float(noise_multiplier)
+        return self
 
 
-def evaluate(name, data, epsilons, seeds, delta=1e-5):
-    """Fit one peer per (epsilon, seed) and score it on the evaluation split.
+class AdultDPSGD(_Peer):
+    """Opacus DP-SGD on UCI Adult's schema features: logistic regression or a tanh MLP.
 
     Parameters
     ----------
-    name : str
-        A key of :data:`PEERS`.
-    data : sklearn.utils.Bunch
-        From :func:`skpate.datasets.adult_papers_split`.
-    epsilons : list of float
-        Ignored (one column, ``inf``) for the non-private ceiling.
-    seeds : int
-        Seeds 0 .. seeds - 1.
-    delta : float, default=1e-5
+    epsilon : float, default=1.0
+    delta : float, default=DELTA
+    neighboring : {"add-remove", "replace-one"}, default="add-remove"
+        Opacus's adjacency, or skpate's (see the module docstring).
+    hidden : int or None, default=None
+        None: one linear layer (logistic regression); else a tanh MLP with this many hidden units.
+    lr : float or None, default=None
+        None: :data:`ADULT_LR` of the model.
+    random_state : int, default=0
+    """
+
+    def __init__(self, epsilon=1.0, delta=DELTA, neighboring="add-remove", hidden=None, lr=None, random_state=0):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.neighboring = neighboring
+        self.hidden = hidden
+        self.lr = lr
+        self.random_state = random_state
+
+    def fit(self, X, y, X_public=None):
+        """Train on the private rows ``(X, y)``; ``X_public`` is unused."""
+        import torch
+
+        features = torch.from_numpy(schema_features(X))
+        labels = torch.from_numpy(encode_labels(y)).float()
+        n_features, hidden = features.shape[1], self.hidden
+
+        def module():
+            if hidden is None:
+                return torch.nn.Linear(n_features, 1)
+            # tanh: bounded activations keep clipped gradients informative (Papernot et al. 2021).
+            return torch.nn.Sequential(torch.nn.Linear(n_features, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, 1))
+
+        bce = torch.nn.BCEWithLogitsLoss()
+        lr = self.lr if self.lr is not None else ADULT_LR["logistic" if hidden is None else "mlp"]
+        self.module_, spent, noise = train_dpsgd(
+            module, features, labels, lambda out, target: bce(out.squeeze(1), target), self.epsilon, self.delta,
+            self.random_state, neighboring=self.neighboring, **{**ADULT_DPSGD, "lr": lr},
+        )  # fmt: skip
+        return self._fitted(spent, noise)
+
+    def predict(self, X):
+        """``'<=50K'`` or ``'>50K'`` for the rows of the DataFrame ``X``."""
+        import torch
+
+        with torch.no_grad():
+            scores = self.module_(torch.from_numpy(schema_features(X))).squeeze(1).numpy()
+        return np.asarray(ADULT_CLASSES, dtype=object)[(scores > 0).astype(np.int64)]
+
+
+class AdultDiffprivlib(_Peer):
+    """diffprivlib's logistic regression on the schema features (objective perturbation; pure epsilon-DP).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+    delta : float, default=DELTA
+        Unused by the mechanism (recorded as the run's delta).
+    C : float, default=DIFFPRIVLIB_C
+    random_state : int, default=0
+    """
+
+    def __init__(self, epsilon=1.0, delta=DELTA, C=DIFFPRIVLIB_C, random_state=0):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.C = C
+        self.random_state = random_state
+
+    def fit(self, X, y, X_public=None):
+        """Train on the private rows ``(X, y)``; raises ``ImportError`` where diffprivlib is not importable."""
+        from diffprivlib.accountant import BudgetAccountant
+        from diffprivlib.models import LogisticRegression
+
+        self.model_ = LogisticRegression(
+            epsilon=self.epsilon, data_norm=data_norm(), C=self.C, max_iter=1000, random_state=self.random_state,
+            accountant=BudgetAccountant(),  # a private ledger: the global default would accumulate across fits
+        )  # fmt: skip
+        self.model_.fit(schema_features(X), encode_labels(y))
+        return self._fitted(self.epsilon, np.nan)
+
+    def predict(self, X):
+        """``'<=50K'`` or ``'>50K'``."""
+        return np.asarray(ADULT_CLASSES, dtype=object)[self.model_.predict(schema_features(X))]
+
+
+# ---------------------------------------------------------------------------------------------------- Fashion-MNIST
+
+
+def tanh_cnn():
+    """The tanh CNN of Papernot et al. 2021 for 1x28x28 inputs and 10 classes (a ``torch.nn.Sequential``)."""
+    import torch.nn as nn
+
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 8, stride=2, padding=2),  # 28 -> 13
+        nn.Tanh(),
+        nn.MaxPool2d(2, stride=1),  # 13 -> 12
+        nn.Conv2d(16, 32, 4, stride=2),  # 12 -> 5
+        nn.Tanh(),
+        nn.MaxPool2d(2, stride=1),  # 5 -> 4
+        nn.Flatten(),
+        nn.Linear(32 * 4 * 4, 32),
+        nn.Tanh(),
+        nn.Linear(32, 10),
+    )
+
+
+class FashionCNNDPSGD(_Peer):
+    """Opacus DP-SGD of :func:`tanh_cnn` on Fashion-MNIST pixels scaled to [0, 1] (add/remove adjacency).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+    delta : float, default=DELTA
+    random_state : int, default=0
+    """
+
+    def __init__(self, epsilon=1.0, delta=DELTA, random_state=0):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.random_state = random_state
+
+    def fit(self, X, y, X_public=None):
+        """Train on the private images ``(X, y)`` (flat rows or 28x28); ``X_public`` is unused."""
+        import torch
+
+        labels = torch.from_numpy(np.asarray(y, dtype=np.int64))
+        self.module_, spent, noise = train_dpsgd(
+            tanh_cnn, _images(X), labels, torch.nn.CrossEntropyLoss(), self.epsilon, self.delta, self.random_state,
+            **CNN_DPSGD,
+        )  # fmt: skip
+        return self._fitted(spent, noise)
+
+    def predict(self, X, batch_size=2048):
+        """Class indices 0-9."""
+        import torch
+
+        images = _images(X)
+        with torch.no_grad(), _torch_threads(TORCH_THREADS):
+            batches = [self.module_(images[i : i + batch_size]).argmax(1).numpy() for i in range(0, len(X), batch_size)]
+        return np.asarray(FASHION_CLASSES)[np.concatenate(batches)]
+
+
+def _images(X):
+    import torch
+
+    X = np.asarray(X, dtype=np.float32)
+    return torch.from_numpy(np.ascontiguousarray(X.reshape(len(X), 1, 28, 28)))
+
+
+class ScatteringLinearDPSGD(_Peer):
+    """Opacus DP-SGD of a linear layer on scattering features standardized with the public pool's statistics.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+    delta : float, default=DELTA
+    neighboring : {"add-remove", "replace-one"}, default="add-remove"
+    lr : float or dict, default=64.0
+        The SGD learning rate, or ``{epsilon: {neighboring: lr}}`` tuned per budget
+        and relation (the entry of the tuned budget nearest ``epsilon`` on a log scale).
+    random_state : int, default=0
+    """
+
+    def __init__(self, epsilon=1.0, delta=DELTA, neighboring="add-remove", lr=64.0, random_state=0):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.neighboring = neighboring
+        self.lr = lr
+        self.random_state = random_state
+
+    def fit(self, X, y, X_public=None):
+        """Train on the private rows ``(X, y)``; ``X_public`` (required) gives the free mean and std."""
+        import torch
+
+        if X_public is None:
+            raise ValueError("ScatteringLinearDPSGD standardizes with the public pool's statistics: pass X_public.")
+        self.mean_, self.std_ = X_public.mean(axis=0), X_public.std(axis=0) + 1e-6
+        lr = nearest_tuned(self.lr, self.epsilon)[self.neighboring] if isinstance(self.lr, dict) else self.lr
+        self.module_, spent, noise = train_dpsgd(
+            lambda: torch.nn.Linear(X.shape[1], len(FASHION_CLASSES)), self._scaled(X),
+            torch.from_numpy(np.asarray(y, dtype=np.int64)), torch.nn.CrossEntropyLoss(), self.epsilon, self.delta,
+            self.random_state, neighboring=self.neighboring, **{**LINEAR_DPSGD, "lr": lr},
+        )  # fmt: skip
+        return self._fitted(spent, noise)
+
+    def _scaled(self, X):
+        import torch
+
+        return torch.from_numpy(((X - self.mean_) / self.std_).astype(np.float32))
+
+    def predict(self, X):
+        """Class indices 0-9."""
+        import torch
+
+        with torch.no_grad():
+            return np.asarray(FASHION_CLASSES)[self.module_(self._scaled(X)).argmax(1).numpy()]
+
+
+def nearest_tuned(table, epsilon):
+    """``table``'s entry for the tuned budget nearest ``epsilon`` on a log scale (other budgets reuse it).
+
+    Parameters
+    ----------
+    table : dict
+        ``{tuned epsilon: setting}``.
+    epsilon : float
 
     Returns
     -------
-    results : dict
-        epsilon -> (accuracies, seconds per fit, spent epsilons), arrays over seeds.
+    setting
     """
-    fit, private = PEERS[name]
-    results = {}
-    for epsilon in epsilons if private else [np.inf]:
-        accuracies, seconds, spent = [], [], []
-        for seed in range(seeds):
-            start = time.perf_counter()
-            model = fit(data.X_private, data.y_private, epsilon, delta, seed)
-            seconds.append(time.perf_counter() - start)
-            accuracies.append(model.score(data.X_eval, data.y_eval))
-            spent.append(getattr(model, "spent_epsilon", epsilon))
-        results[epsilon] = (np.array(accuracies), np.array(seconds), np.array(spent))
-    return results
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1, 2, 4])
-    parser.add_argument("--delta", type=float, default=1e-5)
-    parser.add_argument("--methods", nargs="+", default=list(PEERS), choices=list(PEERS), metavar="METHOD")
-    args = parser.parse_args()
-    data = adult_papers_split()
-
-    print(f"UCI Adult, papers' split: train {len(data.y_private)} private rows, evaluate on {len(data.y_eval)} rows;")
-    print(f"delta {args.delta:g}, {args.seeds} seeds; accuracy % mean +- std over seeds [mean seconds per fit]")
-    print(f"DP-SGD: {DPSGD}, lr {LR_LOGISTIC:g} (logistic) / {LR_MLP:g} (MLP), Poisson sampling, calibrated a priori")
-    print(f"diffprivlib: data_norm {DATA_NORM:.4f}, C {DIFFPRIVLIB_C:g}, pure eps-DP\n")
-    width = 34
-    print(f"{'method':{width}}" + "".join(f"{f'eps {e:g}':>24}" for e in args.epsilons))
-    notes = []
-    for name in args.methods:
-        try:
-            results = evaluate(name, data, args.epsilons, args.seeds, args.delta)
-        except ImportError as error:
-            print(f"{name:{width}}skipped: {error}")
-            continue
-        cells = []
-        for epsilon in args.epsilons if PEERS[name][1] else [np.inf]:
-            accuracies, seconds, spent = results[epsilon]
-            cells.append(f"{100 * accuracies.mean():.2f} +- {100 * accuracies.std():.2f} [{seconds.mean():5.1f}s]")
-            if name.startswith("dpsgd"):
-                notes.append(f"{name} eps {epsilon:g}: accountant's spent epsilon {spent.max():.4f}")
-        if not PEERS[name][1]:
-            cells = [f"(eps inf) {cells[0]}"]
-        print(f"{name:{width}}" + "".join(f"{c:>24}" for c in cells))
-    if notes:
-        print("\n" + "\n".join(notes))
-
-
-if __name__ == "__main__":
-    main()
+    return table[min(table, key=lambda tuned: abs(np.log(tuned / epsilon)))]

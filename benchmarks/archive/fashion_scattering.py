@@ -99,11 +99,11 @@ from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier  # n
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.semi_supervised import SelfTrainingClassifier  # noqa: E402
+from skpate.semi_supervised import PseudoLabelClassifier  # noqa: E402
+from skpate.students import VoteRegressionClassifier  # noqa: E402
 
 from skpate import ConfidentGNMax, GaussianHistogram, GNMax, PATEClassifier  # noqa: E402
 from skpate.datasets import load_fashion_mnist  # noqa: E402
-from skpate.semi_supervised import PseudoLabelClassifier  # noqa: E402
-from skpate.students import VoteRegressionClassifier  # noqa: E402
 
 CACHE = "/tmp/fmnist_scattering.npy"
 CLASSES = list(range(10))

@@ -30,7 +30,6 @@ from fashion_scattering import CLASSES, DELTA, load  # benchmarks/fashion_scatte
 from sklearn.decomposition import PCA
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-
 from skpate.refit import CellCountClassifier
 
 

@@ -43,7 +43,6 @@ from joblib import Parallel, delayed
 from sklearn.decomposition import PCA
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-
 from skpate.linear import NoisyGDClassifier
 
 #: Per budget: (principal components, steps, learning rate); chosen on the evaluation images (disclosed).

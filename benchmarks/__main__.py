@@ -1,0 +1,141 @@
+"""Command line of the benchmarks: ``python -m benchmarks {headline,run,table,figure,list}``.
+
+``headline`` reruns the README's headline table (UCI Adult) and redraws the
+privacy-utility figure; ``run`` runs any experiment of :data:`EXPERIMENTS`;
+``table`` and ``figure`` recompute the table or the figure from recorded
+results without fitting anything. See benchmarks/README.md.
+"""
+
+import argparse
+import pathlib
+import sys
+import time
+
+from . import adult, fashion, figure, harness
+
+#: Every experiment the command line runs, by name.
+EXPERIMENTS = {
+    experiment.name: experiment
+    for experiment in (adult.HEADLINE, fashion.CELLS_EXPERIMENT, fashion.LINEAR_EXPERIMENT, fashion.CNN_EXPERIMENT)
+}
+
+#: Where the full headline run draws the figure (the README shows it).
+FIGURE = pathlib.Path(__file__).resolve().parents[1] / "docs" / "images" / "privacy_utility.png"
+
+
+def build_parser():
+    """The argument parser (subcommands ``headline``, ``run``, ``table``, ``figure``, ``list``)."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def run_options(sub):
+        sub.add_argument("--quick", action="store_true", help="the experiment's quick protocol (printed)")
+        sub.add_argument("--seeds", type=int, help="seeds 0 .. N-1 (default: the experiment's)")
+        sub.add_argument("--epsilons", type=float, nargs="+", help="budgets (default: the experiment's)")
+        sub.add_argument("--n-jobs", type=int, default=2, help="workers for the teachers (default: 2)")
+        sub.add_argument("--peers", action=argparse.BooleanOptionalAction, default=True, help="run the DP-SGD peers")
+        sub.add_argument("--out", type=pathlib.Path, help="directory of the records (default: results/, or "
+                         "results/scratch/ for any protocol other than the full one)")  # fmt: skip
+
+    headline = commands.add_parser("headline", help="rerun the headline table (UCI Adult) and redraw the figure")
+    run_options(headline)
+    headline.add_argument("--figure", type=pathlib.Path, help=f"where to draw the figure (default: {FIGURE} for the "
+                          "full run, else privacy_utility.png next to the records)")  # fmt: skip
+    headline.add_argument("--no-figure", action="store_true", help="do not draw the figure")
+    run = commands.add_parser("run", help="run one experiment (see `list`)")
+    run.add_argument("experiment", choices=sorted(EXPERIMENTS))
+    run_options(run)
+    table = commands.add_parser("table", help="print the table of recorded results (no fitting)")
+    table.add_argument("records", type=pathlib.Path, nargs="+", help="JSON-lines record files")
+    draw = commands.add_parser("figure", help="redraw the figure from benchmarks/results/ (no fitting)")
+    draw.add_argument("-o", "--output", type=pathlib.Path, default=FIGURE)
+    commands.add_parser("list", help="list the experiments")
+    return parser
+
+
+def protocol(experiment, args):
+    """``(seeds, epsilons, full)`` of a run: the options, the quick protocol, or the experiment's defaults.
+
+    Parameters
+    ----------
+    experiment : harness.Experiment
+    args : argparse.Namespace
+
+    Returns
+    -------
+    seeds : list of int
+    epsilons : list of float
+    full : bool
+        Whether this is the full protocol (the one whose records live in ``benchmarks/results/``).
+    """
+    seeds = args.seeds or (experiment.quick_seeds if args.quick else experiment.seeds)
+    epsilons = tuple(args.epsilons or (experiment.quick_epsilons if args.quick else experiment.epsilons))
+    full = seeds == experiment.seeds and epsilons == tuple(experiment.epsilons) and args.peers and not args.quick
+    return list(range(seeds)), list(epsilons), full
+
+
+def header(experiment, seeds, epsilons, args, full):
+    """What the run is, and what it changes from the full protocol."""
+    lines = [
+        experiment.summary,
+        f"seeds {_seeds(seeds)}, publishable epsilons {' '.join(f'{e:g}' for e in epsilons)}, delta "
+        f"{harness.DELTA:g}, n_jobs {args.n_jobs}, peers {'on' if args.peers else 'off'}",
+    ]
+    if not full:
+        quick = f"QUICK: {experiment.quick_note}; " if args.quick and experiment.quick_note else ""
+        lines.append(
+            f"{'QUICK' if args.quick else 'PARTIAL'} RUN, not the recorded protocol: {quick}the full run has seeds "
+            f"{_seeds(range(experiment.seeds))} and epsilons {' '.join(f'{e:g}' for e in experiment.epsilons)} "
+            "with the peers; every other setting is the full run's"
+        )
+    return "\n".join(lines)
+
+
+def _seeds(seeds):
+    seeds = list(seeds)
+    return str(seeds[0]) if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
+
+
+def run_experiment(experiment, args, log=print):
+    """Run ``experiment`` as the options say, write its records, print its table; returns (records, path, full)."""
+    seeds, epsilons, full = protocol(experiment, args)
+    out = args.out or (harness.RESULTS if full else harness.RESULTS / "scratch")
+    path = pathlib.Path(out) / f"{experiment.name}.jsonl"
+    log(header(experiment, seeds, epsilons, args, full))
+    log(f"records: {path}\n")
+    start = time.perf_counter()
+    records = experiment.run(seeds, epsilons, harness.RecordFile(path), n_jobs=args.n_jobs, peers=args.peers, log=log)
+    log(f"\n{header(experiment, seeds, epsilons, args, full)}")
+    log(f"wall time {(time.perf_counter() - start) / 60:.1f} minutes; records: {path}")
+    log(harness.format_table(records, experiment.differences))
+    return records, path, full
+
+
+def main(argv=None):
+    """Run the command line; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    if args.command == "list":
+        for name, experiment in EXPERIMENTS.items():
+            quick = " ".join(f"{e:g}" for e in experiment.quick_epsilons)
+            quick = f"--quick: {experiment.quick_seeds} seed, epsilons {quick}"
+            print(f"{name:18s} {experiment.summary}\n{'':18s} {experiment.seeds} seeds, epsilons "
+                  f"{' '.join(f'{e:g}' for e in experiment.epsilons)}; {quick}")  # fmt: skip
+    elif args.command == "table":
+        records = harness.read_records(*args.records)
+        differences = [exp.differences for exp in EXPERIMENTS.values() if exp.benchmark == records[0]["benchmark"]]
+        print(harness.format_table(records, [pair for pairs in differences for pair in pairs]))
+    elif args.command == "figure":
+        paths = figure.draw(args.output)
+        print(f"wrote {args.output} from {', '.join(path.name for path in paths)}")
+    else:
+        experiment = EXPERIMENTS[args.experiment] if args.command == "run" else adult.HEADLINE
+        _, path, full = run_experiment(experiment, args)
+        if args.command == "headline" and not args.no_figure:
+            output = args.figure or (FIGURE if full else path.parent / "privacy_utility.png")
+            paths = figure.draw(output, replace={"adult_headline.jsonl": path})
+            print(f"figure: {output} (from {', '.join(str(p) for p in paths)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
