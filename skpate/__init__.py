@@ -1,25 +1,32 @@
-"""skpate: PATE (Private Aggregation of Teacher Ensembles) for scikit-learn."""
+"""skpate: private models from a private labelled dataset and a public unlabelled pool, for scikit-learn.
 
-from ._pate import PATEClassifier
-from .aggregators import (
+PATE (:class:`PATEClassifier`, :class:`TabularPATEClassifier`) and the learners
+that use the public pool without teachers or after them
+(:class:`LeafRefitClassifier`, :class:`CellCountClassifier`,
+:class:`NoisyGDClassifier`) keep one contract (:mod:`skpate.base`).
+"""
+
+from .exceptions import PrivacyLeakWarning
+from .pate import (
     NZC,
     ConfidentGNMax,
     GaussianHistogram,
     GNMax,
     InteractiveGNMax,
     LNMax,
+    PATEClassifier,
     Plurality,
-    PrivacyLeakWarning,
+    teachers_for_budget,
 )
-from .linear import NoisyGDClassifier
-from .privacy import PrivacyReport, analyze
-from .recipes import make_tabular_pate, make_tabular_refit, teachers_for_budget
-from .refit import CellCountClassifier, LeafRefitClassifier
+from .pool import CellCountClassifier, LeafRefitClassifier, NoisyCountModel, NoisyGDClassifier
+from .privacy import BudgetExceededError, PrivacyReport, RDPAccountant, analyze
+from .recipes import TabularPATEClassifier, make_tabular_pate, make_tabular_refit
 
 __version__ = "0.1.0"
 
 __all__ = [
     "NZC",
+    "BudgetExceededError",
     "CellCountClassifier",
     "ConfidentGNMax",
     "GaussianHistogram",
@@ -27,11 +34,14 @@ __all__ = [
     "InteractiveGNMax",
     "LeafRefitClassifier",
     "LNMax",
+    "NoisyCountModel",
     "NoisyGDClassifier",
     "PATEClassifier",
     "Plurality",
     "PrivacyLeakWarning",
     "PrivacyReport",
+    "RDPAccountant",
+    "TabularPATEClassifier",
     "analyze",
     "make_tabular_pate",
     "make_tabular_refit",

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from . import aggregators as agg
+from .pate import aggregators as agg
 from .privacy import analyze
 
 NOISE_OPTIONS = ["threshold", "sigma_threshold", "sigma", "scale", "constant", "confidence"]

@@ -1,20 +1,28 @@
-"""Validation shared by every layer (the estimator, the aggregators, the accounting engine, audit, plots).
+"""Validation shared by every layer (the estimators, the aggregators, the accounting engine, audit, plots).
 
-The bottom of the package: it imports nothing from skpate, so any module can use it.
+The bottom of the package: it imports nothing from skpate but its exceptions, so any module can use it.
 """
 
 import numbers
+import warnings
 
 import numpy as np
-from sklearn.utils.validation import check_array
+from sklearn.utils import _safe_indexing
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _num_samples, check_array, column_or_1d
+
+from .exceptions import PrivacyLeakWarning
 
 __all__ = [
+    "check_classes",
     "check_generator",
     "check_positive",
     "check_votes",
     "final_step",
     "is_semi_supervised",
     "label_dtype",
+    "public_rows",
+    "split_private_public",
     "unlabeled_mask",
 ]
 
@@ -121,3 +129,92 @@ def unlabeled_mask(y):
     """Rows labeled -1 (scikit-learn's semi-supervised convention); string labels cannot hold -1."""
     y = np.asarray(y)
     return np.zeros(y.shape[0], dtype=bool) if y.dtype.kind in "USb" else np.asarray(y == -1, dtype=bool)
+
+
+def marks_public(classes):
+    """Whether a label ``-1`` marks a public row: unless ``-1`` is one of ``classes`` (None: sklearn's convention)."""
+    return classes is None or not np.any(np.asarray(classes, dtype=object) == -1)
+
+
+def public_rows(y, classes):
+    """Rows of ``y`` that are public (unlabeled): labeled ``-1``, where ``-1`` is not a class (:func:`marks_public`)."""
+    if not marks_public(classes):
+        return np.zeros(_num_samples(y), dtype=bool)
+    return unlabeled_mask(y)
+
+
+def split_private_public(X, y, X_public, classes, name):
+    """The private rows and their labels, and the public rows: the one row split of every estimator.
+
+    Public rows come either as ``X_public`` or as rows of ``X`` labeled ``-1`` (:func:`public_rows`), never
+    both. Errors name the estimator ``name`` and the fix, and quote no label.
+
+    Returns
+    -------
+    X_private, y_private, X_public
+    """
+    if y is None:
+        raise ValueError(
+            f"{name} requires y to be passed, but the target y is None: label the private rows "
+            "and mark public rows with -1 (or pass X_public)."
+        )
+    X = check_rows(X)
+    y = check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype=None, input_name="y")
+    if _num_samples(X) != y.shape[0]:
+        raise ValueError(f"X and y have inconsistent numbers of samples: {_num_samples(X)} and {y.shape[0]}.")
+    public = public_rows(y, classes)
+    private_idx = np.flatnonzero(~public)
+    if private_idx.size == 0:
+        raise ValueError(f"no private rows: every label is -1; {name} learns from labeled private rows.")
+    y_private = y[private_idx]
+    check_classification_targets(y_private)
+    if classes is None and np.unique(y_private).size < 2:  # the label set would be read from these rows
+        raise ValueError(
+            f"the private rows hold only one class; a classifier needs at least 2. Pass {name}(classes=...) "
+            "from public knowledge (if -1 is a class label, include it in classes and pass X_public)."
+        )
+    if X_public is not None:
+        if public.any():
+            raise ValueError(
+                "public rows were given twice: as X_public and as rows of X with y == -1; use one of the two (if -1 "
+                "is a class label, include it in classes=[...])."
+            )
+        X_pub = X_public if _num_samples(X_public) == 0 else check_rows(X_public)  # empty: error below
+        if hasattr(X, "shape") and hasattr(X_pub, "shape") and X_pub.shape[1:] != X.shape[1:]:
+            raise ValueError(
+                f"X_public must have the features of X: shape {X_pub.shape} vs {X.shape} (rows, features...)."
+            )
+    else:
+        X_pub = _safe_indexing(X, np.flatnonzero(public))
+    if _num_samples(X_pub) == 0:
+        fix = "pass X_public or mark public rows of X with y == -1"
+        if not marks_public(classes):
+            fix = "pass X_public (-1 is one of classes, so it labels a class here, not a public row)"
+        raise ValueError(f"no public rows: {name} learns from a public, unlabeled pool; {fix}.")
+    return _safe_indexing(X, private_idx), y_private, X_pub
+
+
+def check_classes(classes, y_private, name, stacklevel=3):
+    """The label set, sorted: the public ``classes``, else the private labels with a :class:`PrivacyLeakWarning`.
+
+    Every estimator resolves a missing ``classes`` this way. Errors name ``name`` and quote no private label.
+    """
+    present = np.unique(y_private)
+    if classes is None:
+        warnings.warn(
+            f"classes were not given, so {name} takes them from the private labels: which labels occur in the "
+            "private data is then published (a record with a new label adds a class the model can output). Pass "
+            f"{name}(classes=...) from public knowledge to silence this warning.",
+            PrivacyLeakWarning,
+            stacklevel=stacklevel + 1,
+        )
+        return present
+    classes = np.asarray(classes)
+    if classes.ndim != 1 or np.unique(classes).size != classes.size or classes.size < 2:
+        raise ValueError(f"classes must be a 1-d list of at least 2 distinct labels, got {classes.tolist()!r}.")
+    if np.setdiff1d(present, classes).size:
+        raise ValueError(
+            "y holds labels that are not in classes; add them to classes or relabel those rows "
+            "(np.setdiff1d(y, classes) lists them; this message does not, as they are private labels)."
+        )
+    return np.sort(classes)

@@ -139,7 +139,7 @@ def claimed_epsilon(aggregator, votes, delta, data_dependent=False, orders=None,
     """Epsilon that skpate claims for one query on ``votes`` (answered), at ``delta``.
 
     By default the publishable claim: the a-priori cost of one submitted
-    query, check and answer (:meth:`~skpate.aggregators.Aggregator.apriori_cost`,
+    query, check and answer (:meth:`~skpate.pate.aggregators.Aggregator.apriori_cost`,
     exact for the Gaussian aggregators), which is what ``privacy_report_.epsilon``
     publishes for a one-query fit; it does not depend on ``votes``.
     ``data_dependent=True`` is the papers' bound *at* ``votes`` (private): the

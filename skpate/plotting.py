@@ -17,8 +17,8 @@ cost the composition of their epsilons (``epsilons``).
 import numpy as np
 from sklearn.base import clone
 
-from ._pate import PATEClassifier
 from ._validation import check_votes
+from .pate import PATEClassifier
 from .privacy import analyze, check_delta, gdp_epsilon, rdp_to_dp
 
 __all__ = ["CumulativeEpsilonDisplay", "PrivacyUtilityDisplay", "TeacherCountDisplay", "VoteGapDisplay"]
@@ -235,7 +235,7 @@ class PrivacyUtilityDisplay:
                 raise ValueError("from_cv_results needs a search over a PATEClassifier.")
             if candidate.max_queries is None and candidate.epsilon is None:
                 raise ValueError("set max_queries or epsilon on the PATEClassifier: the bound needs one of them.")
-            cost = candidate._planned_cost(candidate.max_queries or np.iinfo(np.int64).max)
+            cost = candidate.planned_cost(candidate.max_queries or np.iinfo(np.int64).max)
             epsilons.append(cost.epsilon(candidate.delta if delta is None else delta)[0])
         params = search.cv_results_["params"]
         labels = [", ".join(f"{key.split('__')[-1]}={_label(value)}" for key, value in p.items()) for p in params]

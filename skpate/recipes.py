@@ -1,59 +1,66 @@
-"""Recipes: ``PATEClassifier`` configurations that won measured comparisons, as one call."""
+"""Recipes: configurations that won measured comparisons, as estimators that resolve their settings in ``fit``.
+
+:class:`TabularPATEClassifier` is PATE configured for tabular data from the
+budget: its settings are a function of ``epsilon``, ``delta`` and the number
+of classes, resolved when it is fitted, so ``clone``, ``set_params(epsilon=...)``
+and a ``GridSearchCV`` over ``epsilon`` run the settings each budget calls for.
+:func:`make_tabular_refit` puts it under part of a budget inside a
+:class:`~skpate.LeafRefitClassifier`. The measurements behind the settings are
+in ``docs/benchmarks/adult.md``.
+"""
+
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.pipeline import make_pipeline
+from sklearn.utils import get_tags
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._pate import PATEClassifier
-from .aggregators import GaussianHistogram, GNMax, teachers_for_budget
-from .privacy.cost import largest_count
-from .refit import LeafRefitClassifier, gaussian_share_epsilon
-from .students import VoteRegressionClassifier
+from ._validation import check_classes, split_private_public
+from .base import PrivateClassifierMixin
+from .pate import GaussianHistogram, GNMax, PATEClassifier
+from .pate.students import VoteRegressionClassifier
+from .pool import LeafRefitClassifier
+from .privacy import RDPAccountant
+from .privacy.calibration import largest_count
 
-__all__ = ["make_tabular_pate", "make_tabular_refit", "teachers_for_budget"]
+__all__ = ["TabularPATEClassifier", "make_tabular_pate", "make_tabular_refit"]
 
-#: ``make_tabular_pate(vote_regression="auto")`` regresses noisy histograms where the budget buys fewer hard-label
-#: answers than this. On UCI Adult, 206 answers (epsilon 0.5): +0.4 point over 10 paired seeds (README); 733
-#: (epsilon 1): -0.1, level within the spread.
-#: Chosen between those two measured points on the evaluation half (non-private tuning, disclosed).
+#: ``vote_regression="auto"`` regresses noisy histograms where the budget buys fewer hard-label answers than this.
+#: Chosen between two measured budgets on UCI Adult's evaluation half (non-private tuning, disclosed in
+#: docs/benchmarks/adult.md).
 VOTE_REGRESSION_ANSWERS = 400
 
 
-def make_tabular_pate(
-    preprocessor="passthrough", *, epsilon, classes, delta=1e-5, n_teachers=250, max_answers=None,
-    vote_regression="auto", random_state=None, n_jobs=None, **params,
-):  # fmt: skip
-    """A budget-first ``PATEClassifier`` for tabular data: forest teachers, a smooth forest student.
+class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """A budget-first :class:`~skpate.PATEClassifier` for tabular data: forest teachers, a smooth forest student.
 
     The recipe that did best on UCI Adult at publishable epsilon 0.5 to 4
-    (``benchmarks/adult_sweep.py``, chosen on the evaluation half, i.e. with
-    non-private tuning of a handful of settings):
+    (``docs/benchmarks/adult.md``; a handful of settings chosen on the
+    evaluation half, i.e. non-private tuning, disclosed):
 
-    * teachers: random forests with ``max_features=None`` (the papers'
-      teachers; 250 of them on 32,561 rows have a noise-free plurality of 85%);
-    * student: a random forest whose leaves hold at least 5 rows, so that it
-      averages noisy labels instead of memorising them (0.2 to 0.5 point
-      above a fully grown forest at the same budget at epsilon 0.5 to 2,
-      level at 4; ``benchmarks/adult.py``, 10 seeds); where the budget buys
-      few answers (``vote_regression="auto"``: fewer than 400), the whole
-      noisy histograms instead (:class:`skpate.GaussianHistogram` at twice
-      the noise, so four times the answers, at the same cost), regressed by
-      a forest (:class:`skpate.students.VoteRegressionClassifier`): +0.4
-      point at epsilon 0.5 over 10 paired seeds, and 0.1 to 0.4 *below*
-      hard labels at epsilon 1 to 4, where it is therefore off;
-    * noise and queries: ``PATEClassifier``'s budget defaults, which are the
-      rest of the recipe: GNMax at ``sigma = n_teachers / 1.75`` for two
-      classes (:meth:`skpate.GNMax.for_ensemble`), as many queries as
-      ``epsilon`` covers up to 2,000 (``max_answers``), then less noise
-      instead; 5 rounds of uncertainty sampling (the student of each round
-      picks the public rows it is least sure of; choosing rows from the
-      student is post-processing of released labels and of public rows, so
-      it costs nothing).
+    * teachers: ``preprocessor`` then a random forest with
+      ``max_features=None`` (the papers' teachers);
+    * student: ``preprocessor`` then a random forest whose leaves hold at
+      least 5 rows, so that it averages noisy labels instead of memorising
+      them; where the budget buys few answers (``vote_regression="auto"``),
+      the whole noisy histograms instead (:class:`skpate.GaussianHistogram`
+      at twice the noise, so four times the answers, at the same cost),
+      regressed by a forest
+      (:class:`skpate.pate.students.VoteRegressionClassifier`);
+    * noise and queries: ``PATEClassifier``'s budget defaults (GNMax at
+      ``sigma = n_teachers / 1.75`` for two classes, as many queries as the
+      budget covers up to ``max_answers``, then less noise instead; rounds of
+      uncertainty sampling, which cost nothing).
 
-    Nothing here is fitted on data or depends on it: the function only
-    configures the estimator. The publishable epsilon is ``epsilon`` (a budget
-    fixed before the fit).
+    Every setting is a function of public quantities (``epsilon``,
+    ``delta``, the number of classes), resolved in ``fit``: the fitted
+    :class:`~skpate.PATEClassifier` is ``pate_`` and the resolved choices are
+    ``vote_regression_`` and ``n_teachers_``. The publishable epsilon is
+    ``epsilon``, a budget fixed before the fit.
 
     Parameters
     ----------
@@ -63,134 +70,292 @@ def make_tabular_pate(
         student's); use one fixed by a public schema (e.g.
         :func:`skpate.datasets.adult_encoder`) when the student must not
         depend on private rows at all.
-    epsilon : float > 0
+    epsilon : float > 0, default=1.0
         The privacy budget, fixed before the fit.
-    classes : array-like
-        The public label set.
     delta : float in (0, 1), default=1e-5
+    classes : array-like, default=None
+        The public label set. None takes it from the private labels with a
+        :class:`~skpate.PrivacyLeakWarning` (the label set is then published).
+    accountant : skpate.privacy.RDPAccountant, default=None
+        Budget shared across fits (see :class:`~skpate.PATEClassifier`).
     n_teachers : int or "auto", default=250
-        ``"auto"``: more teachers where 250 would buy fewer than 800 answers
-        (:func:`teachers_for_budget`, resolved in ``fit``). On Adult at
-        epsilon 0.5 that (493 teachers) was level with 250, within the
-        seeds' spread (README); on Fashion-MNIST at epsilon 1 it won 10
-        points.
+        ``"auto"``: more teachers where 250 would buy few answers
+        (:func:`skpate.teachers_for_budget`).
     max_answers : int, default=None
         Above this many queries, the budget buys less noise instead of more
-        queries (``GNMax.for_ensemble``); None: ``PATEClassifier``'s default,
-        2,000 or the number of public rows if smaller. A public quantity.
+        queries (``GNMax.for_ensemble``); None: ``PATEClassifier``'s default.
     vote_regression : bool or "auto", default="auto"
-        Release the whole noisy vote histogram (:class:`skpate.GaussianHistogram`,
-        the same cost as GNMax, twice its noise for four times the answers)
-        and let the student regress it
-        (:class:`skpate.students.VoteRegressionClassifier` around a forest
-        with leaves of at least 10 rows) instead of learning hard labels.
-        ``"auto"``: where the budget buys fewer than 400 hard-label answers
-        (``VOTE_REGRESSION_ANSWERS``) at the recipe's GNMax noise, a function
-        of ``epsilon``, ``delta``, ``n_teachers`` and the number of classes
-        only. On Adult that is epsilon 0.5 (206 answers), where it won, and
-        not 1 (733 answers) and above, where hard labels did as well or
-        better (README).
+        Release the whole noisy vote histogram and let the student regress it
+        instead of learning hard labels. ``"auto"``: where the budget buys
+        fewer than ``VOTE_REGRESSION_ANSWERS`` hard-label answers at the
+        recipe's GNMax noise, a function of ``epsilon``, ``delta``,
+        ``n_teachers`` and the number of classes only.
+    n_rounds : int or "auto", default="auto"
+        Query rounds (:class:`~skpate.PATEClassifier`).
+    max_queries : int, default=None
+    warm_start : bool, default=False
+        Reuse the teachers of ``pate_`` (same private rows), e.g. to fit the
+        same data at several budgets.
+    memory : str, joblib.Memory or None, default=None
     random_state : int, RandomState instance or None, default=None
     n_jobs : int, default=None
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    pate_ : PATEClassifier
+        The fitted PATE estimator. Private: it holds the teachers.
+    vote_regression_ : bool
+        ``vote_regression``, resolved.
+    n_teachers_ : int
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    privacy_spent_ : tuple of (float, float)
+    privacy_report_ : skpate.PrivacyReport
+
+    Examples
+    --------
+    >>> from skpate import TabularPATEClassifier
+    >>> from skpate.datasets import adult_encoder
+    >>> pate = TabularPATEClassifier(adult_encoder(), epsilon=1.0, classes=["<=50K", ">50K"])
+    >>> round(pate.publishable_epsilon(n_public=8140), 3)  # the budget, known before the fit
+    1.0
+    """
+
+    _parameter_constraints: dict = {
+        "preprocessor": "no_validation",
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "classes": [None, "array-like"],
+        "accountant": [None, RDPAccountant],
+        "n_teachers": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "max_answers": [None, Interval(Integral, 1, None, closed="left")],
+        "vote_regression": ["boolean", StrOptions({"auto"})],
+        "n_rounds": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "max_queries": [None, Interval(Integral, 1, None, closed="left")],
+        "warm_start": ["boolean"],
+        "memory": "no_validation",
+        "random_state": ["random_state"],
+        "n_jobs": [None, Integral],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self, preprocessor="passthrough", *, epsilon=1.0, delta=1e-5, classes=None, accountant=None, n_teachers=250,
+        max_answers=None, vote_regression="auto", n_rounds="auto", max_queries=None, warm_start=False, memory=None,
+        random_state=None, n_jobs=None, verbose=0,
+    ):  # fmt: skip
+        self.preprocessor = preprocessor
+        self.epsilon = epsilon
+        self.delta = delta
+        self.classes = classes
+        self.accountant = accountant
+        self.n_teachers = n_teachers
+        self.max_answers = max_answers
+        self.vote_regression = vote_regression
+        self.n_rounds = n_rounds
+        self.max_queries = max_queries
+        self.warm_start = warm_start
+        self.memory = memory
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _configured(self, classes):
+        """The ``PATEClassifier`` these parameters call for, and the resolved ``vote_regression`` (public only)."""
+        teacher = make_pipeline(clone(self.preprocessor, safe=False), RandomForestClassifier(max_features=None))
+        pate = PATEClassifier(
+            teacher, n_teachers=self.n_teachers, epsilon=self.epsilon, delta=self.delta, classes=classes,
+            max_queries=self.max_queries, n_rounds=self.n_rounds, warm_start=self.warm_start, memory=self.memory,
+            accountant=self.accountant, random_state=self.random_state, n_jobs=self.n_jobs, verbose=self.verbose,
+        )  # fmt: skip
+        n_classes = np.unique(classes).size
+        n_teachers = pate.resolve_n_teachers(n_classes)  # the count the fit will train (public)
+        vote_regression = self.vote_regression
+        if vote_regression == "auto":  # few answers: their margins are worth more than their argmax (public rule)
+            noise = GNMax.for_ensemble(self.epsilon, self.delta, n_teachers, n_classes, self.max_answers)
+            hard_answers = largest_count(noise.query_cost()[1], self.epsilon, self.delta, VOTE_REGRESSION_ANSWERS)
+            vote_regression = hard_answers < VOTE_REGRESSION_ANSWERS
+        final = VoteRegressionClassifier() if vote_regression else RandomForestClassifier(min_samples_leaf=5)
+        pate.set_params(student=make_pipeline(clone(self.preprocessor, safe=False), final))
+        if self.max_answers is not None:  # the noise is fixed before the fit, for the teachers the fit will train
+            noise = GaussianHistogram if vote_regression else GNMax
+            aggregator = noise.for_ensemble(self.epsilon, self.delta, n_teachers, n_classes, self.max_answers)
+            pate.set_params(n_teachers=n_teachers, aggregator=aggregator)
+        return pate, bool(vote_regression)
+
+    def planned_cost(self, n_public):
+        """What a fit will cost at most, known before it runs (see :meth:`skpate.PATEClassifier.planned_cost`).
+
+        Parameters
+        ----------
+        n_public : int
+            Number of public rows the fit will see.
+
+        Returns
+        -------
+        cost : skpate.privacy.Cost
+        """
+        self._validate_params()
+        if self.classes is None:
+            raise ValueError("the recipe's noise depends on the number of classes: pass classes=[...] to plan a fit.")
+        return self._configured(self.classes)[0].planned_cost(n_public)
+
+    def fit(self, X, y, *, X_public=None):
+        """Resolve the settings for ``epsilon``, then fit the configured ``PATEClassifier``.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Private rows (labeled) and, optionally, public rows (``y == -1``,
+            unless ``-1`` is one of ``classes``).
+        y : array-like of shape (n_samples,)
+        X_public : {array-like, DataFrame} of shape (n_public, n_features), default=None
+
+        Returns
+        -------
+        self : TabularPATEClassifier
+        """
+        self._validate_params()
+        name = type(self).__name__
+        X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name)
+        classes = check_classes(self.classes, y_private, name, stacklevel=3)
+        pate, self.vote_regression_ = self._configured(classes)
+        if self.warm_start and hasattr(self, "pate_"):  # the previous fit's teachers
+            pate = self.pate_.set_params(**pate.get_params(deep=False))
+        self.pate_ = pate.fit(X_private, y_private, X_public=X_pub)
+        validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
+        self.n_teachers_ = self.pate_.n_teachers_
+        self.classes_ = self.pate_.classes_
+        self.privacy_report_ = self.pate_.privacy_report_
+        self.privacy_spent_ = self.pate_.privacy_spent_
+        return self
+
+    def predict(self, X):
+        """Predict classes with the student.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "pate_")
+        return self.pate_.predict(X)
+
+    def predict_proba(self, X):
+        """Class probabilities from the student, columns in ``classes_`` order.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self, "pate_")
+        return self.pate_.predict_proba(X)
+
+    def export_model(self):
+        """The publishable artifact: an independent copy of the fitted student.
+
+        Returns
+        -------
+        student : estimator
+        """
+        check_is_fitted(self, "pate_")
+        return self.pate_.export_model()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        teacher_tags = get_tags(make_pipeline(clone(self.preprocessor, safe=False), RandomForestClassifier()))
+        tags.input_tags.allow_nan = teacher_tags.input_tags.allow_nan
+        tags.input_tags.sparse = teacher_tags.input_tags.sparse
+        return tags
+
+
+def make_tabular_pate(preprocessor="passthrough", **params):
+    """The tabular PATE recipe: a :class:`TabularPATEClassifier` (settings resolved in ``fit``).
+
+    Parameters
+    ----------
+    preprocessor : transformer or "passthrough", default="passthrough"
     **params
-        Any other :class:`PATEClassifier` parameter (``n_rounds``,
-        ``accountant``, ``max_queries``, ``warm_start``, ...).
+        :class:`TabularPATEClassifier` parameters (``epsilon``, ``classes``, ``delta``, ``n_teachers``, ...).
 
     Returns
     -------
-    pate : PATEClassifier
+    pate : TabularPATEClassifier
         Unfitted.
 
     See Also
     --------
     make_tabular_refit : This recipe under part of the budget, then private leaf refits; better on UCI Adult at
-        every epsilon measured.
+        every epsilon measured (``docs/benchmarks/adult.md``).
 
     Examples
     --------
+    >>> from skpate import make_tabular_pate
     >>> from skpate.datasets import adult_encoder
-    >>> from skpate.recipes import make_tabular_pate
     >>> pate = make_tabular_pate(adult_encoder(), epsilon=1.0, classes=["<=50K", ">50K"])
-    >>> pate.student[-1], pate.epsilon
-    (RandomForestClassifier(min_samples_leaf=5), 1.0)
-    >>> round(pate.publishable_epsilon(n_public=8140), 3)  # the budget, known before the fit
-    1.0
+    >>> pate.set_params(epsilon=4.0).epsilon  # resolved again in fit: the settings follow the budget
+    4.0
     """
-    if vote_regression not in (True, False, "auto"):
-        raise ValueError(f'vote_regression must be True, False or "auto", got {vote_regression!r}.')
-    teacher = make_pipeline(clone(preprocessor, safe=False), RandomForestClassifier(max_features=None))
-    pate = PATEClassifier(
-        teacher, n_teachers=n_teachers, epsilon=epsilon, delta=delta, classes=classes, random_state=random_state,
-        n_jobs=n_jobs, **params,
-    )  # fmt: skip
-    n_classes = np.unique(classes).size
-    n_teachers = pate.resolve_n_teachers(n_classes)  # the count the fit will train (public)
-    if vote_regression == "auto":  # few answers: their margins are worth more than their argmax (public rule)
-        noise = GNMax.for_ensemble(epsilon, delta, n_teachers, n_classes, max_answers)
-        hard_answers = largest_count(noise.query_cost()[1], epsilon, delta, VOTE_REGRESSION_ANSWERS)
-        vote_regression = hard_answers < VOTE_REGRESSION_ANSWERS
-    final = VoteRegressionClassifier() if vote_regression else RandomForestClassifier(min_samples_leaf=5)
-    pate.set_params(student=make_pipeline(clone(preprocessor, safe=False), final))
-    if max_answers is not None:  # the noise is fixed before the fit, for the number of teachers the fit will train
-        noise = GaussianHistogram if vote_regression else GNMax
-        pate.set_params(
-            n_teachers=n_teachers, aggregator=noise.for_ensemble(epsilon, delta, n_teachers, n_classes, max_answers)
-        )
-    return pate
+    return TabularPATEClassifier(preprocessor, **params)
 
 
 def make_tabular_refit(
-    preprocessor="passthrough", *, epsilon, classes, delta=1e-5, refit_share=0.7, n_rounds=3, random_state=None,
-    n_jobs=None, **params,
+    preprocessor="passthrough", *, epsilon=1.0, classes=None, delta=1e-5, accountant=None, refit_share=0.7,
+    n_refits=3, random_state=None, n_jobs=None, **params,
 ):  # fmt: skip
-    """The tabular recipe under part of the budget, then private leaf refits: a :class:`LeafRefitClassifier`.
+    """The tabular recipe under part of the budget, then private leaf refits: a :class:`~skpate.LeafRefitClassifier`.
 
-    ``refit_share`` of the budget's Gaussian-DP ``mu^2`` goes to ``n_rounds``
-    rounds of leaf counts (:class:`skpate.refit.LeafRefitClassifier`: 20-tree
-    forests grown on the public rows, leaves of at least 20, the private rows'
-    class counts per leaf released with Gaussian noise); the rest to
-    :func:`make_tabular_pate`, configured for that smaller budget (its
-    student, ``vote_regression="auto"``, follows it). Both parts are Gaussian
-    DP, so they compose exactly to ``epsilon`` at ``delta``, fixed before the
-    fit. On UCI Adult (``benchmarks/adult_refit.py``) this split and these
-    rounds were chosen on the evaluation half (non-private tuning, disclosed).
+    ``refit_share`` of the budget's Gaussian-DP ``mu^2`` goes to ``n_refits``
+    rounds of leaf counts (20-tree forests grown on the public rows, leaves of
+    at least 20, the private rows' class counts per leaf released with
+    Gaussian noise); the rest to a :class:`TabularPATEClassifier`, which
+    resolves its settings for that smaller budget in ``fit``. Both parts are
+    Gaussian DP, so they compose exactly to ``epsilon`` at ``delta``, fixed
+    before the fit. The split and the rounds were chosen on UCI Adult's
+    evaluation half (non-private tuning, disclosed in ``docs/benchmarks/adult.md``).
 
     Parameters
     ----------
     preprocessor : transformer or "passthrough", default="passthrough"
-        In front of every teacher and of the student, as in
-        :func:`make_tabular_pate`, and the features the refit forests split
-        on (fitted on the public rows).
-    epsilon : float > 0
+        In front of every teacher and of the student, and the features the
+        refit forests split on (fitted on the public rows).
+    epsilon : float > 0, default=1.0
         The whole budget.
-    classes : array-like
+    classes : array-like, default=None
     delta : float in (0, 1), default=1e-5
+    accountant : skpate.privacy.RDPAccountant, default=None
     refit_share : float in (0, 1), default=0.7
-    n_rounds : int, default=3
+    n_refits : int, default=3
     random_state : int, RandomState instance or None, default=None
+        Seeds the PATE part and the refits.
     n_jobs : int, default=None
     **params
-        Passed to :func:`make_tabular_pate` (``n_teachers``, ``warm_start``, ...).
+        Passed to :class:`TabularPATEClassifier` (``n_teachers``, ``warm_start``, ...).
 
     Returns
     -------
     refit : LeafRefitClassifier
-        Unfitted; ``refit.pate.epsilon`` is the whole budget.
+        Unfitted; ``set_params(epsilon=...)`` re-plans both parts.
 
     Examples
     --------
+    >>> from skpate import make_tabular_refit
     >>> from skpate.datasets import adult_encoder
     >>> refit = make_tabular_refit(adult_encoder(), epsilon=1.0, classes=["<=50K", ">50K"])
-    >>> refit.pate.epsilon, round(refit.pate_epsilon(n_public=8140), 3)  # the budget, the PATE part's share
+    >>> refit.epsilon, round(refit.pate_epsilon(n_public=8140), 3)  # the budget, the PATE part's share
     (1.0, 0.518)
     """
-    if not 0 < refit_share < 1:
-        raise ValueError(f"refit_share must be in (0, 1), got {refit_share!r}.")
-    part = gaussian_share_epsilon(epsilon, delta, 1.0 - refit_share)  # what LeafRefitClassifier gives pate
-    pate = make_tabular_pate(
-        preprocessor, epsilon=part, classes=classes, delta=delta, random_state=random_state, n_jobs=n_jobs, **params
-    )  # fmt: skip
+    pate = make_tabular_pate(preprocessor, random_state=random_state, n_jobs=n_jobs, **params)
     return LeafRefitClassifier(
-        pate.set_params(epsilon=epsilon), preprocessor=clone(preprocessor, safe=False), refit_share=refit_share,
-        n_rounds=n_rounds, random_state=random_state,
+        pate, epsilon=epsilon, delta=delta, classes=classes, accountant=accountant,
+        preprocessor=clone(preprocessor, safe=False), refit_share=refit_share, n_refits=n_refits,
+        random_state=random_state,
     )  # fmt: skip

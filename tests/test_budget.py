@@ -14,7 +14,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from skpate import ConfidentGNMax, GNMax, LNMax, PATEClassifier, Plurality
 from skpate.privacy import BudgetExceededError, Cost, RDPAccountant, analyze, gdp_delta, gdp_epsilon
-from skpate.privacy.cost import largest_count
+from skpate.privacy.calibration import largest_count
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skpate.linear import COUNT_SHARE, NoisyGDClassifier, clipped_gradient, gradient_sigma, private_budget_split
+from skpate import NoisyGDClassifier
+from skpate.pool.linear import clipped_gradient
+from skpate.privacy.calibration import COUNT_SHARE, gradient_sigma, private_budget_split
 from skpate.privacy.gdp import gdp_epsilon, gdp_mu
 
 

@@ -18,7 +18,7 @@ from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
 from sklearn.tree import DecisionTreeClassifier
 
 from skpate import NZC, ConfidentGNMax, GNMax, LNMax, PATEClassifier, Plurality
-from skpate._partition import disjoint_partitions
+from skpate.pate._partition import disjoint_partitions
 from skpate.privacy import analyze, gdp_epsilon
 
 
@@ -516,7 +516,7 @@ def test_verbose_levels_print_phases_and_progress_but_no_data(data, capsys):
 
 
 def test_teachers_are_one_type_and_unseeded_fits_are_never_cached(data, tmp_path):
-    from skpate._teachers import TeacherEnsemble
+    from skpate.pate._teachers import TeacherEnsemble
 
     X, y, X_pub, _ = data
     plain = small_pate(max_queries=50).fit(X, y, X_public=X_pub)
@@ -542,7 +542,7 @@ def test_teacher_errors_blame_small_partitions_only_when_they_are_small(data):
 def test_teacher_errors_spot_non_finite_values_in_any_input_type():
     import scipy.sparse as sp
 
-    from skpate._teachers import _non_finite
+    from skpate.pate._teachers import _non_finite
 
     with_na = pd.DataFrame({"age": pd.array([30, None], dtype="Int64"), "job": ["a", "b"]})
     assert _non_finite(with_na) and _non_finite(sp.csr_matrix(np.array([[0.0, np.inf]])))
@@ -554,7 +554,7 @@ def test_teacher_errors_on_sparse_input_say_sparse():
     """scikit-learn's check_estimator_sparse_array wants a failure on unsupported sparse input to say so."""
     import scipy.sparse as sp
 
-    from skpate._teachers import _teacher_error
+    from skpate.pate._teachers import _teacher_error
 
     for matrix in (sp.csr_matrix(np.eye(3)), sp.coo_matrix(np.eye(3)), sp.csc_array(np.eye(3))):
         message = str(_teacher_error(ValueError("x"), matrix, np.array([0, 1, 1]), np.array([0, 1])))

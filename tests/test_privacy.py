@@ -31,7 +31,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skpate.aggregators import NZC, ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, Plurality, PrivacyLeakWarning
+from skpate import NZC, ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, Plurality, PrivacyLeakWarning
 from skpate.privacy import (
     DEFAULT_ORDERS,
     PrivacyReport,

@@ -15,7 +15,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from skpate import NZC, ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, PATEClassifier, Plurality, PrivacyLeakWarning
 from skpate.privacy import DEFAULT_ORDERS, Cost, analyze, gdp_delta, gdp_epsilon, gdp_mu, rdp_to_dp
-from skpate.privacy.cost import gaussian_budget, largest_count
+from skpate.privacy.calibration import gaussian_budget, largest_count
 
 dp_accounting = pytest.importorskip("dp_accounting")
 from dp_accounting.pld import privacy_loss_distribution  # noqa: E402

@@ -8,10 +8,10 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
-from skpate import GNMax, PATEClassifier, make_tabular_pate
-from skpate.privacy.cost import largest_count
-from skpate.recipes import VOTE_REGRESSION_ANSWERS, teachers_for_budget
-from skpate.students import VoteRegressionClassifier
+from skpate import GNMax, PATEClassifier, make_tabular_pate, teachers_for_budget
+from skpate.pate.students import VoteRegressionClassifier
+from skpate.privacy.calibration import largest_count
+from skpate.recipes import VOTE_REGRESSION_ANSWERS
 
 
 def test_recipe_configures_the_measured_settings():

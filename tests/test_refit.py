@@ -12,11 +12,18 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skpate import LNMax, PATEClassifier, make_tabular_pate, make_tabular_refit
-from skpate.privacy import BudgetExceededError, RDPAccountant
-from skpate.privacy.cost import Cost
+from skpate import (
+    CellCountClassifier,
+    LeafRefitClassifier,
+    LNMax,
+    PATEClassifier,
+    make_tabular_pate,
+    make_tabular_refit,
+)
+from skpate.pool.cells import KMeansCells
+from skpate.pool.count_model import noisy_counts
+from skpate.privacy import BudgetExceededError, Cost, RDPAccountant
 from skpate.privacy.gdp import gdp_epsilon, gdp_mu
-from skpate.refit import CellCountClassifier, KMeansCells, LeafRefitClassifier, _noisy_counts
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +46,7 @@ def test_budget_split_composes_to_the_budget(data):
     mu_squared = gdp_mu(2.0, 1e-5) ** 2
     # The PATE part (GNMax, Gaussian DP) gets the rest of the budget's mu^2.
     assert refit.pate_.epsilon == pytest.approx(gdp_epsilon(np.sqrt(0.4 * mu_squared), 1e-5), rel=1e-9)
-    assert refit.cost_ == refit.pate_._planned_cost(600) + Cost(mu_squared=0.6 * mu_squared)
+    assert refit.cost_ == refit.pate_.planned_cost(600) + Cost(mu_squared=0.6 * mu_squared)
     assert refit.cost_.mu_squared <= mu_squared
     assert refit.privacy_spent_[0] <= 2.0
     assert refit.privacy_spent_[0] > 1.9 and refit.privacy_spent_[1] == 1e-5  # short of 2 by under one answer
@@ -64,12 +71,12 @@ def test_replacing_one_row_moves_the_count_tables_by_at_most_the_sensitivity(dat
     codes = (y == "yes").astype(int)
     forest = RandomForestClassifier(6, min_samples_leaf=20, random_state=0).fit(X_public, X_public[:, 0] > 0)
     rng = np.random.default_rng(0)
-    exact = _noisy_counts(forest, X, codes, 2, 0.0, rng)
+    exact = noisy_counts(forest, X, codes, 2, 0.0, rng)
     worst = 0.0
     for row in range(50):  # replace row `row` with another row's features and the other label
         X2, codes2 = X.copy(), codes.copy()
         X2[row], codes2[row] = X[-1 - row], 1 - codes[row]
-        moved = _noisy_counts(forest, X2, codes2, 2, 0.0, rng)
+        moved = noisy_counts(forest, X2, codes2, 2, 0.0, rng)
         worst = max(worst, np.sqrt(sum(np.sum((a - b) ** 2) for a, b in zip(exact, moved))))
     assert worst == pytest.approx(np.sqrt(2 * 6))  # attained: the row leaves one cell and enters another per tree
     # Noise-free counts are the private rows per (leaf, class); internal nodes hold nothing.
@@ -82,8 +89,8 @@ def test_noise_has_the_stated_scale_on_leaves_only(data):
     X, y, X_public, _, _ = data
     codes = (y == "yes").astype(int)
     forest = RandomForestClassifier(4, min_samples_leaf=10, random_state=0).fit(X_public, X_public[:, 1] > 0)
-    exact = _noisy_counts(forest, X, codes, 2, 0.0, np.random.default_rng(1))
-    noisy = _noisy_counts(forest, X, codes, 2, 3.0, np.random.default_rng(1))
+    exact = noisy_counts(forest, X, codes, 2, 0.0, np.random.default_rng(1))
+    noisy = noisy_counts(forest, X, codes, 2, 3.0, np.random.default_rng(1))
     leaf_noise = np.concatenate(
         [(b - a)[t.tree_.children_left == -1].ravel() for t, a, b in zip(forest.estimators_, exact, noisy)]
     )
@@ -139,7 +146,7 @@ def test_refit_cost_is_gaussian_dp_composition():
     assert refit._refit_cost() == Cost(mu_squared=0.25 * mu_squared)
     # Adding the PATE part's planned cost (its budget, Gaussian DP) gives back the whole budget.
     pate_part = refit._pate_part(600)
-    total = pate_part._planned_cost(600) + refit._refit_cost()
+    total = pate_part.planned_cost(600) + refit._refit_cost()
     assert total.epsilon(1e-5)[0] <= 1.0
     assert pate_part.epsilon == pytest.approx(gdp_epsilon(np.sqrt(0.75 * mu_squared), 1e-5), rel=1e-9)
 
@@ -148,7 +155,7 @@ def test_a_plan_outside_gaussian_dp_gets_its_budget_by_bisection(data):
     X, y, X_public, _, _ = data
     refit = LeafRefitClassifier(pate(epsilon=2.0, aggregator=LNMax(scale=10.0)), refit_share=0.5)
     pate_part = refit._pate_part(600)
-    total = pate_part._planned_cost(600) + refit._refit_cost()
+    total = pate_part.planned_cost(600) + refit._refit_cost()
     assert total.pure and 1.9 < total.epsilon(1e-5)[0] <= 2.0
 
 
@@ -225,10 +232,10 @@ def test_replacing_one_row_moves_the_cell_tables_by_at_most_the_sensitivity(data
     X, y, X_public, _, _ = data
     codes = (y == "yes").astype(int)
     cells = KMeansCells(n_cells=25, n_partitions=4, random_state=0).fit(X_public)
-    exact = _noisy_counts(cells, X, codes, 2, 0.0, np.random.default_rng(0))
+    exact = noisy_counts(cells, X, codes, 2, 0.0, np.random.default_rng(0))
     X2, codes2 = X.copy(), codes.copy()
     X2[0], codes2[0] = X_public[0] + 100.0, 1 - codes[0]  # far away: another cell in every partition
-    moved = _noisy_counts(cells, X2, codes2, 2, 0.0, np.random.default_rng(0))
+    moved = noisy_counts(cells, X2, codes2, 2, 0.0, np.random.default_rng(0))
     assert np.sqrt(sum(np.sum((a - b) ** 2) for a, b in zip(exact, moved))) == pytest.approx(np.sqrt(2 * 4))
     assert all(table.sum() == len(X) for table in exact)
 

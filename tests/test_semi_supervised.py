@@ -12,7 +12,7 @@ from sklearn.semi_supervised import SelfTrainingClassifier
 from sklearn.tree import DecisionTreeClassifier
 
 from skpate import GNMax, PATEClassifier
-from skpate.semi_supervised import PseudoLabelClassifier
+from skpate.pate.semi_supervised import PseudoLabelClassifier
 
 
 def _few_labels(n_labeled=6, random_state=0):

@@ -11,7 +11,7 @@ from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from skpate import ConfidentGNMax, GNMax, InteractiveGNMax, PATEClassifier
-from skpate._pate import _confidence
+from skpate.pate.estimator import _confidence
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skpate import GaussianHistogram, GNMax, PATEClassifier, analyze, make_tabular_pate
-from skpate.aggregators import AGGREGATORS
+from skpate.pate.aggregators import AGGREGATORS
+from skpate.pate.students import VoteRegressionClassifier
 from skpate.privacy import DEFAULT_ORDERS
-from skpate.students import VoteRegressionClassifier
 
 VOTES = np.array([[250, 0], [125, 125], [200, 50], [0, 250], [130, 120]])
 

@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .bounds import rdp_pure_dp
-from .gdp import gdp_epsilon, gdp_mu
+from .gdp import gdp_epsilon
 from .rdp import DEFAULT_ORDERS, check_delta, rdp_to_dp
 from .smooth import gnss_rdp
 
@@ -34,9 +34,7 @@ __all__ = [
     "Cost",
     "CostTerm",
     "gaussian_argmax_cost",
-    "gaussian_budget",
     "laplace_argmax_cost",
-    "largest_count",
     "threshold_check_cost",
 ]
 
@@ -180,68 +178,3 @@ def threshold_check_cost(sigma_threshold):
 def laplace_argmax_cost(scale, sensitivity=1.0):
     """LNMax, ``argmax(v + Lap(scale))``: ``2 sensitivity / scale``-DP ([PATE17] Sec. 2.2 / Thm. 3)."""
     return Cost(pure=((2.0 * sensitivity / scale, 1),))
-
-
-def largest_count(per_query, epsilon, delta, limit, fixed=Cost()):
-    """Largest ``n <= limit`` with ``(n * per_query + fixed).epsilon(delta) <= epsilon``.
-
-    The number of queries a budget fixed in advance allows, found by
-    bisection (the epsilon of ``n`` repetitions is non-decreasing in ``n``).
-
-    Parameters
-    ----------
-    per_query : Cost
-        What one query can cost at most.
-    epsilon : float > 0
-    delta : float in (0, 1)
-    limit : int >= 0
-        Most queries there can be (e.g. the public rows).
-    fixed : Cost, default=Cost()
-        A cost paid once (e.g. the sanitized release).
-
-    Returns
-    -------
-    n : int
-        ``-1`` if even ``fixed`` alone exceeds ``epsilon``.
-    """
-
-    def fits(n):
-        return (n * per_query + fixed).epsilon(delta)[0] <= epsilon
-
-    if not fits(0):
-        return -1
-    if fits(limit):
-        return limit
-    low, high = 0, limit  # invariant: fits(low), not fits(high)
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if fits(middle) else (low, middle)
-    return low
-
-
-def gaussian_budget(epsilon, delta, fixed=Cost()):
-    """Largest ``mu^2`` such that ``Cost(mu_squared=mu^2) + fixed`` costs at most ``epsilon`` at ``delta``.
-
-    The budget of a Gaussian-DP filter (Smith & Thakurta 2022): adaptively
-    chosen ``mu_i``-GDP mechanisms, run only while ``sum mu_i^2`` stays within
-    it, are ``sqrt(budget)``-GDP together, and ``mu``-GDP is ``lam mu^2 / 2``-RDP
-    at every order, which composes with ``fixed`` (e.g. a sanitized release).
-    Exact (:func:`~skpate.privacy.gdp.gdp_mu`) when ``fixed`` is zero,
-    otherwise found by bisection and rounded down.
-
-    Returns
-    -------
-    mu_squared : float
-        0 if ``fixed`` alone exceeds ``epsilon``.
-    """
-    delta = check_delta(delta)
-    if fixed.is_zero:
-        return float(gdp_mu(epsilon, delta)) ** 2
-    if fixed.epsilon(delta)[0] > epsilon:
-        return 0.0
-    low, high = 0.0, float(gdp_mu(epsilon, delta)) ** 2  # adding ``fixed`` can only lower the budget
-    for _ in range(100):
-        middle = (low + high) / 2.0
-        fits = (Cost(mu_squared=middle) + fixed).epsilon(delta)[0] <= epsilon
-        low, high = (middle, high) if fits else (low, middle)
-    return low

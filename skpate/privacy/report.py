@@ -8,7 +8,7 @@ from .cost import Cost
 from .rdp import check_delta, check_orders, compose, rdp_to_dp
 from .smooth import SanitizedEpsilon, default_parameters, sanitize
 
-__all__ = ["PrivacyReport", "analyze"]
+__all__ = ["PrivacyReport", "analyze", "filter_report"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -25,7 +25,13 @@ class PrivacyReport:
         release if one was made.
     delta : float
     guarantee : {"a-priori", "budget"}
-        Where ``epsilon`` comes from.
+        Where ``epsilon`` comes from: the budget the noise was calibrated to
+        (or a privacy filter enforced), or the a-priori cost of what was released.
+    mechanism : str
+        What was released, with all its parameters (for PATE, the aggregator).
+    neighboring : {"replace-one", "add-remove"}
+        The neighbouring relation the epsilon protects: replacing one private
+        row, or adding or removing one.
     accounting : {"gdp", "pld", "rdp"}
         How ``epsilon`` was composed and converted (see
         :meth:`skpate.privacy.Cost.epsilon`): exact Gaussian DP, privacy loss
@@ -41,8 +47,9 @@ class PrivacyReport:
         advance, including the release's own cost: publishable as a DP
         *estimate* (the noise can put it below the true value), not a bound.
         ``None`` when no release was asked for.
-    data_dependent_epsilon : float
-        The papers' data-dependent epsilon (RDP with ``method``). Computed
+    data_dependent_epsilon : float or None
+        None where the estimator has no data-dependent analysis (the learners
+        without teachers). For PATE, the papers' data-dependent epsilon (RDP with ``method``). Computed
         from the private votes: **private, do not publish**. For an
         aggregator without a data-dependent analysis
         (``has_data_dependent_analysis`` False, e.g.
@@ -54,10 +61,10 @@ class PrivacyReport:
     method : str
         RDP-to-DP conversion of the data-dependent epsilon (``"classic"``,
         the papers', or ``"improved"``).
-    n_queries : int
-        Queries submitted to the aggregator.
-    n_answered : int
-        Queries the teachers answered.
+    n_queries : int or None
+        Queries submitted to the aggregator (PATE only).
+    n_answered : int or None
+        Queries the teachers answered (PATE only).
     cost : Cost
         The a-priori cost behind ``epsilon`` (without a budget) or the
         filter's charges (with one).
@@ -79,7 +86,7 @@ class PrivacyReport:
     aggregator : str
         The aggregator with all its parameters.
     is_private : bool
-        False for the non-private :class:`~skpate.aggregators.Plurality`
+        False for the non-private :class:`~skpate.pate.aggregators.Plurality`
         (infinite epsilon).
     data_dependent_analysis : bool
         Whether ``data_dependent_epsilon`` comes from the votes (the papers'
@@ -91,23 +98,61 @@ class PrivacyReport:
     guarantee: str
     accounting: str
     spent_epsilon: float
-    data_dependent_epsilon: float
-    data_dependent_order: float
-    method: str
-    n_queries: int
-    n_answered: int
     cost: Cost = field(compare=False)
+    mechanism: str = ""
+    neighboring: str = "replace-one"
+    budget: float = None
+    data_dependent_epsilon: float = None
+    data_dependent_order: float = None
+    method: str = None
+    n_queries: int = None
+    n_answered: int = None
     per_query_cost: Cost = field(default=Cost(), compare=False)
     release_cost: Cost = field(default=Cost(), compare=False)
-    budget: float = None
     orders: np.ndarray = field(default=None, compare=False)
     rdp: np.ndarray = field(default=None, compare=False)
     rdp_per_query: np.ndarray = field(default=None, compare=False)
     data_independent_rdp_per_query: np.ndarray = field(default=None, compare=False)
     aggregator: str = ""
     is_private: bool = True
-    data_dependent_analysis: bool = True
+    data_dependent_analysis: bool = False
     sanitization: SanitizedEpsilon = field(default=None, compare=False)
+
+    @classmethod
+    def from_cost(cls, cost, delta, *, mechanism, neighboring="replace-one", budget=None, guarantee="a-priori"):
+        """The report of a fit whose whole cost is known before it runs (no data-dependent analysis).
+
+        Parameters
+        ----------
+        cost : Cost
+            What the fit released, a priori.
+        delta : float in (0, 1)
+        mechanism : str
+            What was released, with its noise.
+        neighboring : {"replace-one", "add-remove"}, default="replace-one"
+        budget : float or None, default=None
+            The budget fixed before the fit.
+        guarantee : {"a-priori", "budget"}, default="a-priori"
+            ``"budget"``: the noise was calibrated to ``budget``, which is the
+            epsilon to publish (``cost`` must fit in it); ``"a-priori"``: the
+            epsilon of ``cost``.
+
+        Returns
+        -------
+        report : PrivacyReport
+        """
+        delta = check_delta(delta)
+        spent_epsilon, accounting = cost.epsilon(delta)
+        epsilon = spent_epsilon
+        if guarantee == "budget":
+            if budget is None or spent_epsilon > budget * (1 + 1e-9):
+                raise ValueError(f"a budget guarantee needs a cost within the budget {budget!r}.")
+            epsilon = float(budget)
+        return cls(
+            epsilon=float(epsilon), delta=delta, guarantee=guarantee, accounting=accounting,
+            spent_epsilon=float(spent_epsilon), cost=cost, mechanism=mechanism, neighboring=neighboring,
+            budget=None if budget is None else float(budget),
+        )  # fmt: skip
 
     @property
     def sanitized_epsilon(self):
@@ -131,22 +176,37 @@ class PrivacyReport:
             "delta": float(self.delta),
             "guarantee": self.guarantee,
             "accounting": self.accounting,
+            "neighboring": self.neighboring,
+            "mechanism": self.mechanism,
             "budget": None if self.budget is None else float(self.budget),
             "spent_epsilon": float(self.spent_epsilon),
-            "n_queries": int(self.n_queries),
-            "n_answered": int(self.n_answered),
+            "n_queries": None if self.n_queries is None else int(self.n_queries),
+            "n_answered": None if self.n_answered is None else int(self.n_answered),
             "aggregator": self.aggregator,
             "is_private": bool(self.is_private),
             "sanitized_epsilon": None if self.sanitization is None else float(self.sanitized_epsilon),
         }
 
     def __repr__(self):
+        if self.n_queries is None:
+            return (
+                f"PrivacyReport(epsilon={self.epsilon:.4g}, delta={self.delta:g}, guarantee={self.guarantee!r}, "
+                f"neighboring={self.neighboring!r}, mechanism={self.mechanism})"
+            )
         return (
             f"PrivacyReport(epsilon={self.epsilon:.4g}, delta={self.delta:g}, guarantee={self.guarantee!r}, "
             f"n_queries={self.n_queries}, n_answered={self.n_answered}, aggregator={self.aggregator})"
         )
 
     def __str__(self):
+        if self.n_queries is None:  # no teachers, no queries: the mechanism and its budget
+            source = "the budget the noise was calibrated to" if self.guarantee == "budget" else "a-priori bound"
+            return "\n".join([
+                f"Privacy report for {self.mechanism}",
+                f"  PUBLISH: (epsilon, delta) = ({self.epsilon:.4g}, {self.delta:g})  [{source}; {self.accounting}; "
+                f"{self.neighboring}]",
+                "  data-dependent epsilon: none (no data-dependent analysis for this mechanism)",
+            ])  # fmt: skip
         if not self.is_private:
             return (
                 f"{self.aggregator}: NOT differentially private (epsilon = inf); "
@@ -205,7 +265,7 @@ def analyze(
     votes : array-like of int, shape (n_queries, n_classes)
         Teacher vote histograms of the queries that were submitted.
     aggregator : aggregator object
-        One of :mod:`skpate.aggregators`, with the parameters that were used.
+        One of :mod:`skpate.pate.aggregators`, with the parameters that were used.
     delta : float in (0, 1)
     answered : array-like of bool, shape (n_queries,), optional
         Queries the teachers answered; required for ``ConfidentGNMax`` and
@@ -239,24 +299,27 @@ def analyze(
     Examples
     --------
     >>> import numpy as np
-    >>> from skpate.aggregators import GNMax
+    >>> from skpate.pate.aggregators import GNMax
     >>> from skpate.privacy import analyze
     >>> votes = np.tile([[240, 5, 5]], (500, 1))  # 500 near-unanimous queries
     >>> report = analyze(votes, GNMax(sigma=40), delta=1e-5)
     >>> round(report.epsilon, 2), round(report.data_dependent_epsilon, 2)  # publishable, then private
     (3.34, 0.45)
     """
-    return _analyze(votes, aggregator, delta, answered, orders, student_proba, method, sanitize_order, random_state)
+    return filter_report(
+        votes, aggregator, delta, None, answered, orders, student_proba, method, sanitize_order, random_state
+    )
 
 
-def _analyze(
-    votes, aggregator, delta, answered=None, orders=None, student_proba=None, method="classic", sanitize_order=None,
-    random_state=None, budget=None,
+def filter_report(
+    votes, aggregator, delta, budget, answered=None, orders=None, student_proba=None, method="classic",
+    sanitize_order=None, random_state=None,
 ):  # fmt: skip
-    """``analyze``, and with ``budget`` the report of a privacy filter with that budget.
+    """:func:`analyze`, and with ``budget`` the report of a privacy filter with that budget.
 
-    Private: only the code that ran the filter (``PATEClassifier``, which stops
-    submitting before a query could exceed ``budget``) may claim its guarantee.
+    Only for the code that ran the filter (``PATEClassifier``, which stops
+    submitting before a query could exceed ``budget``): only it may claim the
+    filter's guarantee; everyone else calls :func:`analyze`.
     Ex post, "these answers spent less than B" is no guarantee: on a
     neighbouring dataset the same unfiltered run could have spent more.
     """
@@ -313,6 +376,7 @@ def _analyze(
         per_query_cost=check + answer,
         release_cost=release,
         budget=None if budget is None else float(budget),
+        mechanism=_describe(aggregator),
         orders=orders,
         rdp=rdp,
         rdp_per_query=per_query,

@@ -2,7 +2,6 @@
 
 import copy
 import time
-import warnings
 from numbers import Integral, Real
 from typing import NamedTuple
 
@@ -11,17 +10,25 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fi
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d, validate_data
 
+from .._validation import (
+    check_classes,
+    check_rows,
+    final_step,
+    is_semi_supervised,
+    label_dtype,
+    public_rows,
+    split_private_public,
+)
+from ..base import PrivateClassifierMixin
+from ..privacy import RDPAccountant
+from ..privacy.calibration import gaussian_budget, largest_count, release_cost
+from ..privacy.cost import Cost
+from ..privacy.report import filter_report
 from . import aggregators as agg
 from ._partition import disjoint_partitions
 from ._teachers import TeacherEnsemble, seed_estimator
-from ._validation import check_rows, final_step, is_semi_supervised, label_dtype, unlabeled_mask
-from .aggregators import PrivacyLeakWarning
-from .privacy import RDPAccountant
-from .privacy.cost import Cost, gaussian_budget, largest_count
-from .privacy.report import _analyze
 
 __all__ = ["PATEClassifier"]
 
@@ -154,11 +161,11 @@ def _confidence(student, X):
 
 
 def _fits_votes(estimator):
-    """Whether ``estimator`` learns from noisy vote counts (:class:`skpate.students.VoteRegressionClassifier`)."""
+    """Whether ``estimator`` learns from noisy vote counts (:class:`skpate.pate.students.VoteRegressionClassifier`)."""
     return bool(getattr(final_step(estimator), "_skpate_fits_votes", False))
 
 
-class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Private Aggregation of Teacher Ensembles (PATE) as a scikit-learn classifier.
 
     Trains ``n_teachers`` clones of ``estimator`` on disjoint partitions of the
@@ -175,7 +182,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Classifier cloned for every teacher (and for the student when
         ``student`` is None). Any scikit-learn classifier or ``Pipeline``.
         A semi-supervised one (from ``sklearn.semi_supervised``, or
-        :class:`skpate.semi_supervised.PseudoLabelClassifier`, possibly as a
+        :class:`skpate.pate.semi_supervised.PseudoLabelClassifier`, possibly as a
         pipeline's final step) fits its private partition and every public
         row, labeled ``-1``: the public features cost no privacy, and each
         teacher still depends on one partition only.
@@ -194,7 +201,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         were worth it (README: Fashion-MNIST at epsilon 1). Check that each
         teacher still gets enough rows to learn from.
     aggregator : aggregator object or str, default=None
-        Noisy aggregation of the votes, from :mod:`skpate.aggregators`, or
+        Noisy aggregation of the votes, from :mod:`skpate.pate.aggregators`, or
         one of ``"plurality"``, ``"lnmax"``, ``"gnmax"``, ``"gaussian-histogram"``, ``"confident-gnmax"``,
         ``"interactive-gnmax"``, ``"nzc"`` with default parameters. None means
         ``GNMax(sigma=40)`` without a budget; with ``epsilon``, GNMax whose
@@ -213,7 +220,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     student : estimator object, default=None
         Classifier trained on the answered public rows and their noisy labels.
         None means a clone of ``estimator``. A
-        :class:`skpate.students.VoteRegressionClassifier` (or a ``Pipeline``
+        :class:`skpate.pate.students.VoteRegressionClassifier` (or a ``Pipeline``
         ending in one) is trained on the released noisy vote histograms
         instead, and needs an aggregator that releases them
         (:class:`~skpate.GaussianHistogram`); its ``classes`` are set to the
@@ -222,8 +229,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         At most this many public rows are submitted to the teachers; None
         submits them all (or, with ``epsilon``, as many as it allows). Every
         submitted query is paid for.
-    epsilon : float > 0, default=None
-        A privacy budget fixed before the fit, at ``delta``, covering
+    epsilon : float > 0 or None, default=1.0
+        The privacy budget, fixed before the fit, at ``delta``, covering
         everything the fit releases (threshold checks, answers, the
         sanitized release). The fit submits public rows (in the order of
         ``query_strategy``) until the next query could exceed it,
@@ -232,8 +239,9 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         LNMax, NZC) get as many queries as the budget covers a priori;
         Confident- and Interactive-GNMax run under a privacy filter in
         Gaussian DP (Smith & Thakurta 2022), which charges the answer step
-        only where it runs and so answers more. None: no budget; the
-        publishable epsilon is the a-priori cost of the submitted queries.
+        only where it runs and so answers more. None: no budget (the
+        papers' protocol, e.g. ``max_queries`` answers at a given noise); the
+        publishable epsilon is then the a-priori cost of the submitted queries.
     delta : float, default=1e-5
         The ``delta`` of the reported (epsilon, delta); should be well below
         ``1 / n_private_rows``.
@@ -241,7 +249,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         The label set, from public knowledge (e.g. the dataset's schema).
         None takes it from the private labels and raises a
         :class:`~skpate.PrivacyLeakWarning`: which labels occur in the
-        private data is then published.
+        private data is then published. A label ``-1`` in ``classes`` is a
+        class, and public rows must then come as ``X_public``.
     query_strategy : {"auto", "random", "uncertainty"}, default="auto"
         How each round picks its queries among the public rows not yet
         queried: at random, or (after the first, random round) the rows where
@@ -266,7 +275,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Give the student every public row, labeled ``-1`` where there is no
         answer (scikit-learn's convention). ``"auto"``: when the student is
         from ``sklearn.semi_supervised``, a
-        :class:`~skpate.semi_supervised.PseudoLabelClassifier` or a
+        :class:`~skpate.pate.semi_supervised.PseudoLabelClassifier` or a
         ``CNNClassifier(semi_supervised=True)``.
     warm_start : bool, default=False
         Reuse the teachers of the previous ``fit`` (same ``n_teachers``)
@@ -347,6 +356,10 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     aggregator_ : aggregator object
         The aggregator used (with the noise calibrated to ``epsilon`` when
         ``aggregator`` is None).
+    query_strategy_ : {"random", "uncertainty"}
+        ``query_strategy``, resolved.
+    n_rounds_ : int
+        ``n_rounds``, resolved.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -417,7 +430,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         aggregator=None,
         student=None,
         max_queries=None,
-        epsilon=None,
+        epsilon=1.0,
         delta=1e-5,
         classes=None,
         query_strategy="auto",
@@ -457,47 +470,9 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             took = f" ({time.perf_counter() - start:.2f}s)" if start is not None else ""
             print(f"[PATEClassifier] {message}{took}", flush=True)
 
-    _check_X = staticmethod(check_rows)
-
     def _student_template(self):
         """The unfitted student: ``student``, or ``estimator`` when it is None."""
         return self.student if self.student is not None else self.estimator
-
-    def _split_private_public(self, X, y, X_public):
-        if y is None:
-            raise ValueError(
-                "PATEClassifier requires y to be passed, but the target y is None: label the private rows "
-                "and mark public rows with -1 (or pass X_public)."
-            )
-        y = check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype=None, input_name="y")
-        if _num_samples(X) != y.shape[0]:
-            raise ValueError(f"X and y have inconsistent numbers of samples: {_num_samples(X)} and {y.shape[0]}.")
-        public_mask = unlabeled_mask(y)
-        private_idx = np.flatnonzero(~public_mask)
-        if private_idx.size == 0:
-            raise ValueError("no private rows: every label is -1; the teachers need labeled private rows.")
-        y_private = y[private_idx]
-        check_classification_targets(y_private)
-        if np.unique(y_private).size < 2:
-            raise ValueError("the private rows hold only one class; a classifier needs at least 2 classes.")
-        if X_public is not None:
-            if public_mask.any():
-                raise ValueError(
-                    "public rows were given twice: as X_public and as rows of X with y == -1; use one of the two."
-                )
-            X_pub = X_public if _num_samples(X_public) == 0 else self._check_X(X_public)  # empty: error below
-            if hasattr(X, "shape") and hasattr(X_pub, "shape") and X_pub.shape[1:] != X.shape[1:]:
-                raise ValueError(
-                    f"X_public must have the features of X: shape {X_pub.shape} vs {X.shape} (rows, features...)."
-                )
-        else:
-            X_pub = _safe_indexing(X, np.flatnonzero(public_mask))
-        if _num_samples(X_pub) == 0:
-            raise ValueError(
-                "no public rows: PATE labels public, unlabeled rows for the student. Pass X_public or mark "
-                "public rows of X with y == -1."
-            )
-        return _safe_indexing(X, private_idx), y_private, X_pub
 
     # ----------------------------------------------------------------- fit
 
@@ -542,19 +517,19 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.accountant.settle(reservation, transcript.charged(aggregator) + plan.release)
         # 5. Account for what was released; 6. set the fitted attributes.
         report = self._account(transcript, aggregator, plan, rng)
-        return self._set_fitted(data, ensemble, student, aggregator, transcript, report)
+        return self._set_fitted(data, ensemble, student, aggregator, plan, transcript, report)
 
     # --------------------------------------------------- the phases of fit
 
     def _validate_inputs(self, X, y, X_public, groups):
-        X = self._check_X(X)
-        X_private, y_private, X_pub = self._split_private_public(X, y, X_public)
+        X = check_rows(X)
+        X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, "PATEClassifier")
         if groups is not None:
             groups = column_or_1d(groups)
             if groups.shape[0] != _num_samples(X):
                 raise ValueError(f"groups must have one entry per row of X ({_num_samples(X)}), got {groups.shape[0]}.")
-            groups = groups[~unlabeled_mask(y)]
-        classes = self._classes(y_private)
+            groups = groups[~public_rows(y, self.classes)]
+        classes = check_classes(self.classes, y_private, "PATEClassifier", stacklevel=4)
         n_teachers = self.resolve_n_teachers(classes.size)
         if self._reuses_teachers(n_teachers) and not np.array_equal(self.classes_, classes):
             raise ValueError(
@@ -731,15 +706,15 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _account(self, transcript, aggregator, plan, rng):
         votes, answered, probas = transcript.stacked()
-        report = _analyze(  # the filter ran here, so the budget guarantee is ours to give
+        report = filter_report(  # the filter ran here, so the budget guarantee is ours to give
             votes,
             aggregator,
             self.delta,
+            None if plan.budget_mu_squared is None else self.epsilon,
             answered=answered,
             student_proba=probas if aggregator._needs_student else None,
             sanitize_order=self._release_order(aggregator),
             random_state=rng,
-            budget=None if plan.budget_mu_squared is None else self.epsilon,
         )
         if not np.any(transcript.labels >= 0):
             raise ValueError(
@@ -749,7 +724,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
         return report
 
-    def _set_fitted(self, data, ensemble, student, aggregator, transcript, report):
+    def _set_fitted(self, data, ensemble, student, aggregator, plan, transcript, report):
         validate_data(self, data.X, skip_check_array=True)  # n_features_in_, feature_names_in_
         labeled = np.flatnonzero(transcript.labels >= 0)
         self.classes_ = data.classes
@@ -757,6 +732,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_teachers_ = len(ensemble)
         self.student_ = student
         self.aggregator_ = aggregator
+        self.query_strategy_ = plan.query_strategy
+        self.n_rounds_ = plan.n_rounds
         self.n_queries_ = transcript.n_queries
         self.n_answered_ = report.n_answered
         self.n_labeled_ = int(labeled.size)
@@ -768,29 +745,6 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     # ---------------------------------------------------- plan and budget
-
-    def _classes(self, y_private):
-        """The label set: the public ``classes`` parameter, else the private labels (with a warning)."""
-        present = np.unique(y_private)
-        if self.classes is None:
-            warnings.warn(
-                f"classes were not given, so they are taken from the private labels: {list(present)}. Which labels "
-                "occur in the private data is then published (a record with a new label adds a class the student "
-                "can output). Pass PATEClassifier(classes=...) from public knowledge to silence this warning.",
-                PrivacyLeakWarning,
-                stacklevel=4,
-            )
-            return present
-        classes = np.asarray(self.classes)
-        if classes.ndim != 1 or np.unique(classes).size != classes.size or classes.size < 2:
-            raise ValueError(f"classes must be a 1-d list of at least 2 distinct labels, got {self.classes!r}.")
-        unknown = np.setdiff1d(present, classes)
-        if unknown.size:
-            raise ValueError(
-                "y holds labels that are not in classes; add them to classes or relabel those rows "
-                "(np.setdiff1d(y, classes) lists them; this message does not, as they are private labels)."
-            )
-        return np.sort(classes)
 
     def _aggregator(self, n_possible, n_classes, n_teachers):
         """The aggregator object; with a budget and no aggregator, GNMax with noise calibrated to it.
@@ -816,12 +770,12 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return agg.AGGREGATORS[self.aggregator]()
         return clone(self.aggregator)
 
-    def publishable_epsilon(self, n_public):
-        """The most a fit with these parameters can publish, known before it runs.
+    def planned_cost(self, n_public):
+        """What a fit with these parameters can cost at most, known before it runs: what an accountant reserves.
 
         The a-priori cost of ``min(max_queries, n_public)`` queries, all
         answered, with the sanitized release, or the ``epsilon`` budget if
-        that is smaller. Needs no data: for plots and for planning.
+        that is smaller (planned at ``delta``). Needs no data.
 
         Parameters
         ----------
@@ -830,12 +784,8 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        epsilon : float
+        cost : skpate.privacy.Cost
         """
-        return self._planned_cost(n_public).epsilon(self.delta)[0]
-
-    def _planned_cost(self, n_public):
-        """The a-priori :class:`~skpate.privacy.Cost` a fit with these parameters reserves (planned at ``delta``)."""
         n_possible = self._n_possible(n_public)
         n_classes = None if self.classes is None else np.unique(self.classes).size
         aggregator = self._aggregator(n_possible, n_classes, self.resolve_n_teachers(n_classes))
@@ -850,7 +800,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _plan_budget(self, aggregator, n_possible, sanitize_order):
         """How many queries the fit may submit, and under which guarantee, before any teacher is trained."""
-        release = agg._release_cost(sanitize_order)
+        release = release_cost(sanitize_order)
         check, answer = aggregator.query_cost()
         apriori = aggregator.apriori_cost(n_possible) + release
         if self.epsilon is None or apriori.epsilon(self.delta)[0] <= self.epsilon:
@@ -913,7 +863,7 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------ publish
 
-    def export_student(self):
+    def export_model(self):
         """The publishable artifact: an independent copy of the fitted student.
 
         A fitted ``PATEClassifier`` is private: it keeps its teachers (for
@@ -935,11 +885,15 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "student_")
         return copy.deepcopy(self.student_)
 
+    def export_student(self):
+        """Alias of :meth:`export_model`: the fitted student, an independent copy."""
+        return self.export_model()
+
     # ------------------------------------------------------------- predict
 
     def _student_input(self, X):
         check_is_fitted(self, "student_")
-        X = self._check_X(X)
+        X = check_rows(X)
         validate_data(self, X, skip_check_array=True, reset=False)
         return X
 
@@ -981,29 +935,6 @@ class PATEClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Logarithm of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
-
-    def score(self, X, y, sample_weight=None):
-        """Accuracy of the student on the labeled rows (``y != -1``).
-
-        Rows labeled ``-1`` (public, unlabeled) are ignored, so that the
-        ``y == -1`` convention works under ``GridSearchCV``.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, ...)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        score : float
-        """
-        y = column_or_1d(y)
-        keep = np.flatnonzero(~unlabeled_mask(y))
-        if keep.size == 0:
-            raise ValueError("score needs labeled rows; every label is -1.")
-        weights = None if sample_weight is None else np.asarray(sample_weight)[keep]
-        return super().score(_safe_indexing(X, keep), y[keep], sample_weight=weights)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

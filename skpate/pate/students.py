@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d, validate_data
 
-from ._validation import check_rows
+from .._validation import check_rows
 
 __all__ = ["VoteRegressionClassifier"]
 
@@ -65,7 +65,7 @@ class VoteRegressionClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimato
     --------
     >>> import numpy as np
     >>> from sklearn.linear_model import LinearRegression
-    >>> from skpate.students import VoteRegressionClassifier
+    >>> from skpate.pate.students import VoteRegressionClassifier
     >>> X = np.arange(8.0).reshape(-1, 1)
     >>> noisy_votes = np.array([[9, 1], [8, 3], [7, 2], [6, 5], [2, 8], [3, 9], [1, 7], [0, 9]], dtype=float)
     >>> clf = VoteRegressionClassifier(LinearRegression(), classes=["no", "yes"]).fit(X, noisy_votes)

@@ -20,45 +20,17 @@ import numbers
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import log_softmax, softmax
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import check_rows
-from .aggregators import check_generator
-from .privacy.gdp import gdp_mu
-from .refit import _private_public_split, _public_features
+from .._validation import check_rows
+from ..privacy.calibration import gradient_sigma, private_budget_split
+from ..privacy.gdp import gdp_mu
+from ._base import BasePoolClassifier, public_features
 
-__all__ = ["NoisyGDClassifier"]
-
-
-#: Share of the budget's Gaussian-DP ``mu^2`` that releases the number of private rows under add/remove.
-COUNT_SHARE = 0.01
-
-
-def gradient_sigma(clip, n_iter, mu, neighboring="replace-one"):
-    """Noise of each step's gradient sum so that ``n_iter`` steps are ``mu``-GDP.
-
-    Replacing one row moves the sum of clipped gradients by at most ``2 clip``, adding or removing one
-    by ``clip``; ``n_iter`` Gaussian releases at ``sigma`` compose to ``sensitivity sqrt(n_iter) / sigma``-GDP
-    ([DRS22] Thm. 2.7, Cor. 3.3).
-    """
-    sensitivity = 2.0 * clip if neighboring == "replace-one" else clip
-    return float(sensitivity * np.sqrt(n_iter) / mu)
-
-
-def private_budget_split(mu, neighboring):
-    """``(mu of the gradient steps, noise of the row count or None)`` for a ``mu``-GDP fit.
-
-    Under replacement the number of private rows is public. Under add/remove it is released once with
-    Gaussian noise (sensitivity 1) at ``COUNT_SHARE`` of ``mu^2``; the rest goes to the steps, so the two
-    compose to ``mu`` ([DRS22] Cor. 3.3).
-    """
-    if neighboring == "replace-one":
-        return mu, None
-    return mu * np.sqrt(1.0 - COUNT_SHARE), float(1.0 / (mu * np.sqrt(COUNT_SHARE)))
+__all__ = ["NoisyGDClassifier", "clipped_gradient"]
 
 
 def clipped_gradient(A, W, codes, clip):
@@ -74,7 +46,7 @@ def clipped_gradient(A, W, codes, clip):
     return A.T @ residual
 
 
-class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
+class NoisyGDClassifier(BasePoolClassifier):
     """Softmax regression on the private rows by noisy gradient descent, preconditioned by the public rows.
 
     No teachers: the public rows (features only) fit ``preprocessor``, the
@@ -99,9 +71,12 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
     epsilon : float > 0, default=1.0
         The budget, fixed before the fit.
     delta : float in (0, 1), default=1e-5
-    classes : array-like
-        The public label set (required: the label set must not be read from
-        private rows).
+    classes : array-like, default=None
+        The public label set. None takes it from the private labels with a
+        :class:`~skpate.PrivacyLeakWarning` (the label set is then published).
+    accountant : skpate.privacy.RDPAccountant, default=None
+        Budget shared across fits: the fit reserves ``epsilon`` with it before
+        reading a private row, and is refused if it does not fit.
     preprocessor : transformer, "passthrough" or None, default=None
         Fitted on the public rows only; None is a ``StandardScaler``. A
         whitening PCA (``make_pipeline(StandardScaler(), PCA(k, whiten=True))``)
@@ -141,6 +116,7 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
     sigma_ : float
         Noise of every coordinate of every gradient sum.
     privacy_spent_ : tuple of (float, float)
+    privacy_report_ : skpate.PrivacyReport
 
     Examples
     --------
@@ -156,9 +132,7 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
-        "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "classes": ["array-like", None],
+        **BasePoolClassifier._parameter_constraints,
         "preprocessor": "no_validation",
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -167,16 +141,17 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
         "norm_quantile": [Interval(numbers.Real, 0, 1, closed="right")],
         "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
         "neighboring": [StrOptions({"replace-one", "add-remove"})],
-        "random_state": ["random_state"],
     }
 
     def __init__(
-        self, *, epsilon=1.0, delta=1e-5, classes=None, preprocessor=None, n_iter=50, learning_rate=1.0, clip=0.5,
-        intercept_scaling=1.0, norm_quantile=0.5, alpha=1e-3, neighboring="replace-one", random_state=None,
+        self, *, epsilon=1.0, delta=1e-5, classes=None, accountant=None, preprocessor=None, n_iter=50,
+        learning_rate=1.0, clip=0.5, intercept_scaling=1.0, norm_quantile=0.5, alpha=1e-3, neighboring="replace-one",
+        random_state=None,
     ):  # fmt: skip
         self.epsilon = epsilon
         self.delta = delta
         self.classes = classes
+        self.accountant = accountant
         self.preprocessor = preprocessor
         self.n_iter = n_iter
         self.learning_rate = learning_rate
@@ -187,24 +162,10 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
         self.neighboring = neighboring
         self.random_state = random_state
 
-    def fit(self, X, y, *, X_public=None):
-        """Fit the feature map and preconditioner on the public rows, then take the noisy steps on the private rows.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-            Private rows (labeled) and, optionally, public rows (``y == -1``).
-        y : array-like of shape (n_samples,)
-        X_public : {array-like, DataFrame} of shape (n_public, n_features), default=None
-
-        Returns
-        -------
-        self : NoisyGDClassifier
-        """
-        self._validate_params()
-        X_private, y_private, X_pub, classes = _private_public_split(self, X, y, X_public)
+    def _fit_pool(self, X_private, y_private, X_public, classes, rng):
+        codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
         preprocessor = StandardScaler() if self.preprocessor is None else self.preprocessor
-        self.preprocessor_, Z_public, Z_private = _public_features(preprocessor, X_pub, X_private)
+        self.preprocessor_, Z_public, Z_private = public_features(preprocessor, X_public, X_private)
         Z_public = check_array(Z_public, dtype=np.float64, input_name="X_public")
         norms = np.linalg.norm(Z_public, axis=1)
         self.radius_ = float(np.quantile(norms, self.norm_quantile))
@@ -218,19 +179,19 @@ class NoisyGDClassifier(ClassifierMixin, BaseEstimator):
         preconditioner = cho_factor(gram)  # public: free
         steps_mu, count_sigma = private_budget_split(float(gdp_mu(self.epsilon, self.delta)), self.neighboring)
         self.sigma_ = gradient_sigma(self.clip, self.n_iter, steps_mu, self.neighboring)
-        rng = check_generator(self.random_state)
         # The mean's denominator: public under replacement; a noisy count (at least 1) under add/remove.
         n_rows = len(A) if count_sigma is None else max(1.0, len(A) + rng.normal(0.0, count_sigma))
-        codes = np.searchsorted(classes, y_private)
         W = np.zeros((A.shape[1], classes.size))
         for _ in range(self.n_iter):
             noisy = clipped_gradient(A, W, codes, self.clip) + rng.normal(0.0, self.sigma_, W.shape)
             W -= self.learning_rate * cho_solve(preconditioner, noisy / n_rows)
-        validate_data(self, X, skip_check_array=True)
-        self.classes_ = classes
         self.coef_, self.intercept_ = W[:-1].T.copy(), W[-1] * self.intercept_scaling
-        self.privacy_spent_ = (float(self.epsilon), float(self.delta))
-        return self
+
+    def _mechanism(self):
+        return (
+            f"noisy gradient descent, {self.n_iter} steps of clipped gradient sums (clip={self.clip:g}, "
+            f"sigma={self.sigma_:.4g})"
+        )
 
     def _in_unit_ball(self, Z):
         """Rows scaled into the unit ball at radius ``R``: ``z min(1, R / ||z||) / R``."""

@@ -22,7 +22,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import _num_samples, check_memory
 
-from ._validation import is_semi_supervised, label_dtype
+from .._validation import is_semi_supervised, label_dtype
 
 __all__ = ["TeacherEnsemble", "seed_estimator"]
 
@@ -281,7 +281,7 @@ class TeacherEnsemble(Sequence):
         """Fit every teacher and vote on ``X_public[rows]`` in the same joblib tasks.
 
         A semi-supervised estimator (``sklearn.semi_supervised``,
-        :class:`skpate.semi_supervised.PseudoLabelClassifier`) also fits all
+        :class:`skpate.pate.semi_supervised.PseudoLabelClassifier`) also fits all
         of ``X_public``, labeled -1: public features, free. ``memory`` (a
         ``joblib.Memory``, or None) caches the teachers and those votes,
         keyed by everything they depend on and a version tag.

@@ -15,7 +15,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d, has_fit_parameter, validate_data
 
-from ._validation import check_rows, unlabeled_mask
+from .._validation import check_rows, unlabeled_mask
 
 __all__ = ["PseudoLabelClassifier"]
 
@@ -84,7 +84,7 @@ class PseudoLabelClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> from sklearn.linear_model import RidgeClassifier
-    >>> from skpate.semi_supervised import PseudoLabelClassifier
+    >>> from skpate.pate.semi_supervised import PseudoLabelClassifier
     >>> X = np.array([[0.0], [1.0], [9.0], [10.0], [2.0], [3.0], [7.0], [8.0]])
     >>> y = np.array([0, 0, 1, 1, -1, -1, -1, -1])  # the last four rows are unlabeled
     >>> clf = PseudoLabelClassifier(RidgeClassifier(alpha=1.0)).fit(X, y)

@@ -11,21 +11,20 @@ Noise is drawn from a ``numpy.random.Generator``: ``random_state=None`` means
 fresh OS entropy at every call, an int gives reproducible noise.
 """
 
-import numbers
 import warnings
 from numbers import Real
 
 import numpy as np
-from scipy.optimize import brentq
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 
-from ._validation import check_generator, check_positive, check_positive_int, check_votes
-from .privacy import bounds, smooth
-from .privacy.cost import Cost, CostTerm, gaussian_argmax_cost, laplace_argmax_cost, threshold_check_cost
-from .privacy.gdp import gdp_mu
-from .privacy.rdp import check_delta, check_orders
-from .privacy.smooth import default_parameters
+from .._validation import check_generator, check_positive, check_positive_int, check_votes
+from ..exceptions import PrivacyLeakWarning
+from ..privacy import bounds, smooth
+from ..privacy.calibration import smallest_noise
+from ..privacy.cost import Cost, CostTerm, gaussian_argmax_cost, laplace_argmax_cost, threshold_check_cost
+from ..privacy.gdp import gdp_mu
+from ..privacy.rdp import check_orders
 
 __all__ = [
     "AGGREGATORS",
@@ -106,14 +105,6 @@ def teachers_for_budget(epsilon, delta, n_classes, n_answers=AUTO_ANSWERS):
     check_positive_int("n_classes", n_classes, " (the size of the label set)", minimum=2)
     check_positive_int("n_answers", n_answers)
     return int(np.ceil(ensemble_noise_divisor(n_classes) * np.sqrt(2 * n_answers) / gdp_mu(epsilon, delta)))
-
-
-class PrivacyLeakWarning(UserWarning):
-    """A computation whose differential-privacy guarantee is void or weak.
-
-    Raised, for instance, by :class:`NZC` when its constant dominates the
-    noise: the released label is then the deterministic plurality.
-    """
 
 
 # ---------------------------------------------------------------- validation
@@ -290,47 +281,6 @@ class _Aggregator(BaseEstimator):
         return n_queries * (check + answer)
 
 
-def _release_cost(sanitize_order):
-    """The GNSS release of a data-dependent epsilon at a fixed order, with the default parameters."""
-    return Cost() if sanitize_order is None else Cost(release=default_parameters(float(sanitize_order)))
-
-
-def _smallest_noise(make, epsilon, delta, n_queries, sanitize_order=None):
-    """Smallest noise ``x`` such that ``make(x)``'s publishable epsilon is ``<= epsilon``.
-
-    The a-priori epsilon of ``n_queries`` answered queries (and the release,
-    if any) decreases in the noise, so a root finder on ``log x`` brackets
-    the exact answer; the result is rounded *up* so that the budget is met.
-    """
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0 < epsilon < np.inf:
-        raise ValueError(f"epsilon must be a positive finite number, got {epsilon!r}.")
-    check_positive_int("n_queries", n_queries)
-    delta = check_delta(delta)
-    release = _release_cost(sanitize_order)
-    if release.epsilon(delta)[0] >= epsilon:
-        raise ValueError(
-            f"the sanitized release at order {sanitize_order} alone costs at least epsilon {epsilon:g}; "
-            "use sanitize_order=None or a larger budget."
-        )
-
-    # Aim a hair below the target so that rounding never lands above it.
-    target = epsilon * (1.0 - 1e-9)
-
-    def excess(log_noise):
-        return (make(np.exp(log_noise)).apriori_cost(n_queries) + release).epsilon(delta)[0] - target
-
-    low, high = -10.0, 10.0
-    while excess(high) > 0:  # tiny budgets need a lot of noise
-        low, high = high, high + 10.0
-    while excess(low) <= 0:
-        low, high = low - 10.0, low
-    log_noise = brentq(excess, low, high, xtol=1e-10, rtol=1e-12)
-    noise = np.exp(log_noise)
-    while excess(np.log(noise)) > 0:
-        noise = np.nextafter(noise, np.inf) * (1 + 1e-12)
-    return float(noise)
-
-
 def _per_query(curve, n_queries):
     return np.broadcast_to(curve[None, :], (n_queries, curve.size)).copy()
 
@@ -411,7 +361,7 @@ class _FromBudget:
         def make(noise):
             return cls(**{cls._noise: noise})
 
-        return make(_smallest_noise(make, epsilon, delta, n_queries, sanitize_order))
+        return make(smallest_noise(make, epsilon, delta, n_queries, sanitize_order))
 
 
 class Plurality(_Aggregator):
@@ -565,7 +515,7 @@ class GaussianHistogram(GNMax):
     Its label is the argmax of the noisy histogram, GNMax's label; the noisy
     counts themselves are released too (:meth:`noisy_votes`), so that a
     student can learn how sure each answer is
-    (:class:`skpate.students.VoteRegressionClassifier` regresses them).
+    (:class:`skpate.pate.students.VoteRegressionClassifier` regresses them).
 
     Parameters
     ----------
@@ -744,7 +694,7 @@ class ConfidentGNMax(_ThresholdGNMax):
         def make(sigma):
             return cls(threshold=threshold, sigma_threshold=sigma_ratio * sigma, sigma=sigma)
 
-        return make(_smallest_noise(make, epsilon, delta, n_queries, sanitize_order))
+        return make(smallest_noise(make, epsilon, delta, n_queries, sanitize_order))
 
     def _checked_count(self, votes, proba):
         return votes.max(axis=1).astype(float)

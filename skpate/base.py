@@ -1,0 +1,95 @@
+"""The contract every skpate estimator that learns from private rows keeps.
+
+Constructor parameters ``epsilon`` (the budget, fixed before the fit),
+``delta``, ``classes`` (the public label set), ``accountant``,
+``random_state`` and, where an estimator offers a choice, ``neighboring``;
+``fit(X, y, *, X_public=None)`` with rows labeled ``-1`` public unless ``-1``
+is one of ``classes``; fitted ``privacy_spent_``, ``privacy_report_`` and
+``classes_``; :meth:`~PrivateClassifierMixin.planned_cost` before the fit and
+:meth:`~PrivateClassifierMixin.export_model` after it.
+"""
+
+import numpy as np
+from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from ._validation import public_rows
+
+__all__ = ["PrivateClassifierMixin"]
+
+
+class PrivateClassifierMixin:
+    """Mixin of the private estimators: planning, publishing and scoring the same way everywhere.
+
+    Put it before ``ClassifierMixin`` in the bases. A subclass implements
+    :meth:`planned_cost` and :meth:`export_model`, and reserves
+    ``planned_cost`` with its ``accountant`` before it reads a private row.
+    """
+
+    def planned_cost(self, n_public):
+        """What a fit with these parameters will cost at most, known before it runs.
+
+        A function of public quantities only (the parameters and the number of
+        public rows): what an accountant reserves before the fit.
+
+        Parameters
+        ----------
+        n_public : int
+            Number of public rows the fit will see (some estimators' cost does
+            not depend on it).
+
+        Returns
+        -------
+        cost : skpate.privacy.Cost
+        """
+        raise NotImplementedError
+
+    def publishable_epsilon(self, n_public):
+        """The epsilon a fit with these parameters can publish at most, at ``delta``, known before it runs.
+
+        Parameters
+        ----------
+        n_public : int
+            Number of public rows the fit will see.
+
+        Returns
+        -------
+        epsilon : float
+        """
+        return self.planned_cost(n_public).epsilon(self.delta)[0]
+
+    def export_model(self):
+        """The publishable artifact: an independent copy of the only model meant for publication.
+
+        Publish it with ``privacy_spent_``. The fitted estimator itself may hold
+        private state (teachers, private rows' statistics): never publish it.
+
+        Returns
+        -------
+        model : estimator
+        """
+        raise NotImplementedError
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy on the labeled rows: rows labeled ``-1`` are ignored unless ``-1`` is one of ``classes_``.
+
+        The convention of ``fit``, so that ``GridSearchCV`` with public rows
+        (``y == -1``) in a fold scores the labeled rows only.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, ...)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        check_is_fitted(self, "classes_")
+        y = column_or_1d(y)
+        keep = np.flatnonzero(~public_rows(y, self.classes_))
+        if keep.size == 0:
+            raise ValueError("score needs labeled rows; every label is -1.")
+        weights = None if sample_weight is None else np.asarray(sample_weight)[keep]
+        return super().score(_safe_indexing(X, keep), y[keep], sample_weight=weights)

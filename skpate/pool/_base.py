@@ -1,0 +1,133 @@
+"""The shared base of the learners that use the public pool without teachers (or after them).
+
+As ``BaseBagging`` carries scikit-learn's bagging estimators, :class:`BasePoolClassifier`
+carries the contract of :mod:`skpate.base` for them: it splits the rows, resolves
+``classes``, reserves the a-priori cost with the ``accountant`` before any
+private row is read, and sets ``privacy_spent_`` and ``privacy_report_``. A
+learner implements :meth:`BasePoolClassifier.planned_cost`, ``_fit_pool``
+(which reads the private rows) and ``_mechanism`` (what it released).
+"""
+
+from abc import ABCMeta, abstractmethod
+from numbers import Real
+
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import _num_samples, validate_data
+
+from .._validation import check_classes, check_generator, split_private_public
+from ..base import PrivateClassifierMixin
+from ..privacy import Cost, PrivacyReport, RDPAccountant
+from ..privacy.gdp import gdp_mu
+
+__all__ = ["BasePoolClassifier", "budget_cost", "public_features"]
+
+
+def budget_cost(epsilon, delta):
+    """The whole budget ``(epsilon, delta)`` as a Gaussian-DP cost: ``mu^2`` with ``mu = gdp_mu(epsilon, delta)``."""
+    return Cost(mu_squared=float(gdp_mu(epsilon, delta)) ** 2)
+
+
+def public_features(preprocessor, X_public, X_private):
+    """``preprocessor`` (or "passthrough") fitted on the public rows only, and both row sets through it.
+
+    A fitted ``FrozenEstimator`` is used as is (its ``fit`` is a no-op). Returns ``(fitted or None, Z_public,
+    Z_private)``.
+    """
+    if isinstance(preprocessor, str):
+        return None, X_public, X_private
+    preprocessor = clone(preprocessor).fit(X_public, None)
+    return preprocessor, preprocessor.transform(X_public), preprocessor.transform(X_private)
+
+
+class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+    """Base of the private learners that use the public pool: the contract's ``fit``, accounting and report.
+
+    Not to be used directly. Subclasses take ``epsilon``, ``delta``,
+    ``classes``, ``accountant`` and ``random_state`` (and ``neighboring``
+    where they offer it) and implement :meth:`planned_cost`, ``_fit_pool``
+    and ``_mechanism``.
+    """
+
+    _parameter_constraints: dict = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "classes": ["array-like", None],
+        "accountant": [None, RDPAccountant],
+        "random_state": ["random_state"],
+    }
+
+    #: Whether the noise is calibrated to ``epsilon`` (the guarantee is the budget) or the epsilon is the a-priori
+    #: cost of what the fit released (at most the budget).
+    _guarantee = "budget"
+
+    def planned_cost(self, n_public):
+        """What a fit will cost, known before it runs: the whole budget, in Gaussian DP.
+
+        Parameters
+        ----------
+        n_public : int
+            Number of public rows the fit will see (the cost does not depend on it).
+
+        Returns
+        -------
+        cost : skpate.privacy.Cost
+        """
+        self._validate_params()
+        return budget_cost(self.epsilon, self.delta)
+
+    def _cost(self, n_public, classes):
+        """:meth:`planned_cost` with the fit's resolved ``classes`` (a learner that needs them overrides this)."""
+        return self.planned_cost(n_public)
+
+    def _check_public(self, n_public):
+        """Refuse settings the public pool cannot carry (a public quantity); nothing by default."""
+
+    @abstractmethod
+    def _fit_pool(self, X_private, y_private, X_public, classes, rng):
+        """Fit on the private rows and the public rows (``classes`` resolved, ``rng`` seeded once per fit)."""
+
+    @abstractmethod
+    def _mechanism(self):
+        """What the fit released, with its noise, for :attr:`privacy_report_`."""
+
+    def fit(self, X, y, *, X_public=None):
+        """Fit on the private rows (labeled) and the public pool (features only).
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Private rows (labeled) and, optionally, public rows (``y == -1``,
+            unless ``-1`` is one of ``classes``).
+        y : array-like of shape (n_samples,)
+        X_public : {array-like, DataFrame} of shape (n_public, n_features), default=None
+            Public rows, instead of rows of ``X`` labeled ``-1``.
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        name = type(self).__name__
+        X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name)
+        classes = check_classes(self.classes, y_private, name, stacklevel=3)
+        n_public = _num_samples(X_pub)
+        self._check_public(n_public)
+        cost = self._cost(n_public, classes)  # a priori, before any private row is read
+        reservation = None
+        if self.accountant is not None:
+            reservation = self.accountant.reserve(cost, label=f"{name}: {n_public} public rows")
+        rng = check_generator(self.random_state)
+        try:
+            self._fit_pool(X_private, y_private, X_pub, classes, rng)
+        finally:  # the private rows were read: what was planned is charged, whether the fit succeeded or not
+            if reservation is not None:
+                self.accountant.settle(reservation, cost)
+        validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
+        self.classes_ = classes
+        self.privacy_report_ = PrivacyReport.from_cost(
+            cost, self.delta, mechanism=self._mechanism(), neighboring=getattr(self, "neighboring", "replace-one"),
+            budget=self.epsilon, guarantee=self._guarantee,
+        )  # fmt: skip
+        self.privacy_spent_ = (self.privacy_report_.epsilon, self.privacy_report_.delta)
+        return self
