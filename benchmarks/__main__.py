@@ -108,6 +108,13 @@ def run_experiment(experiment, args, log=print):
     log(f"\n{header(experiment, seeds, epsilons, args, full)}")
     log(f"wall time {(time.perf_counter() - start) / 60:.1f} minutes; records: {path}")
     log(harness.format_table(records, experiment.differences))
+    recorded = harness.RESULTS / f"{experiment.name}.jsonl"
+    if not full and recorded.exists() and recorded.resolve() != path.resolve():
+        same = {(r["method"], r["epsilon"], r["seed"]) for r in records}
+        earlier = [r for r in harness.read_records(recorded) if (r["method"], r["epsilon"], r["seed"]) in same]
+        if earlier:
+            log(f"\nThe recorded full run ({recorded.name}) on the same methods, seeds and budgets:")
+            log(harness.format_table(earlier, experiment.differences))
     return records, path, full
 
 
