@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
-from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
@@ -17,19 +16,14 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
 from sklearn.tree import DecisionTreeClassifier
 
-from skpate import NZC, ConfidentGNMax, GNMax, LNMax, PATEClassifier, Plurality
+from skpate import NZC, ConfidentGNMax, GNMax, LNMax, PATEClassifier, Plurality, PrivacyLeakWarning
 from skpate.pate._partition import disjoint_partitions
 from skpate.privacy import analyze, gdp_epsilon
 
 
-@pytest.fixture(scope="module")
-def data():
-    X, y = make_classification(n_samples=1500, n_features=8, n_informative=5, n_classes=3, random_state=0)
-    return X[:1200], y[:1200], X[1200:], y[1200:]
-
-
 def small_pate(estimator=None, **params):
-    defaults = dict(n_teachers=20, aggregator=GNMax(sigma=2.0), random_state=0)
+    """20 teachers, GNMax(sigma=2) and no budget (``epsilon=None``: the papers' protocol), labels 0, 1, 2."""
+    defaults = dict(n_teachers=20, aggregator=GNMax(sigma=2.0), epsilon=None, classes=[0, 1, 2], random_state=0)
     defaults.update(params)
     return PATEClassifier(DecisionTreeClassifier(max_depth=4) if estimator is None else estimator, **defaults)
 
@@ -55,7 +49,8 @@ def with_row_ids(X, start=0):
 def rows_seen_by_teachers(X, y, X_public=None, groups=None, random_state=0):
     """The row ids each of 20 ``RowRecorder`` teachers was fitted on."""
     clf = PATEClassifier(
-        RowRecorder(), n_teachers=20, aggregator=GNMax(sigma=2.0), classes=[0, 1, 2], random_state=random_state
+        RowRecorder(), n_teachers=20, aggregator=GNMax(sigma=2.0), epsilon=None, classes=[0, 1, 2],
+        random_state=random_state,
     )
     clf.fit(X, y, X_public=X_public, groups=groups)
     return [t.rows_ for t in clf.teachers_]
@@ -64,8 +59,8 @@ def rows_seen_by_teachers(X, y, X_public=None, groups=None, random_state=0):
 # ------------------------------------------------------------------ the flow
 
 
-def test_fit_sets_fitted_attributes(data):
-    X, y, X_pub, y_pub = data
+def test_fit_sets_fitted_attributes(three_class_split):
+    X, y, X_pub, y_pub = three_class_split
     clf = small_pate(max_queries=150).fit(X, y, X_public=X_pub)
     assert len(clf.teachers_) == 20
     assert clf.n_queries_ == 150 and clf.n_answered_ == 150
@@ -81,9 +76,9 @@ def test_fit_sets_fitted_attributes(data):
     assert clf.predict_proba(X_pub).shape == (300, 3)
 
 
-def test_votes_and_privacy_match_the_teachers(data):
+def test_votes_and_privacy_match_the_teachers(three_class_split):
     """The report is the analysis of the real teachers' votes on the real queries."""
-    X, y, X_pub, _ = data
+    X, y, X_pub, _ = three_class_split
     clf = small_pate(aggregator=Plurality()).fit(X, y, X_public=X_pub)
     queried = clf.public_labels_ != -1
     predictions = np.stack([t.predict(X_pub[queried]) for t in clf.teachers_])
@@ -96,8 +91,8 @@ def test_votes_and_privacy_match_the_teachers(data):
     assert np.isinf(clf.privacy_spent_[0]) and not clf.privacy_report_.is_private
 
 
-def test_public_rows_as_minus_one_labels_equal_x_public(data):
-    X, y, X_pub, _ = data
+def test_public_rows_as_minus_one_labels_equal_x_public(three_class_split):
+    X, y, X_pub, _ = three_class_split
     a = small_pate().fit(X, y, X_public=X_pub)
     b = small_pate().fit(np.vstack([X, X_pub]), np.concatenate([y, -np.ones(len(X_pub), int)]))
     np.testing.assert_array_equal(a.public_labels_, b.public_labels_)
@@ -105,16 +100,16 @@ def test_public_rows_as_minus_one_labels_equal_x_public(data):
     assert a.privacy_spent_ == b.privacy_spent_
 
 
-def test_seeded_fit_is_reproducible_and_n_jobs_invariant(data):
-    X, y, X_pub, _ = data
+def test_seeded_fit_is_reproducible_and_n_jobs_invariant(three_class_split):
+    X, y, X_pub, _ = three_class_split
     a = small_pate(n_jobs=1).fit(X, y, X_public=X_pub)
     b = small_pate(n_jobs=2).fit(X, y, X_public=X_pub)
     np.testing.assert_array_equal(a.public_labels_, b.public_labels_)
     assert a.privacy_spent_ == b.privacy_spent_
 
 
-def test_unseeded_fits_draw_fresh_noise(data):
-    X, y, X_pub, _ = data
+def test_unseeded_fits_draw_fresh_noise(three_class_split):
+    X, y, X_pub, _ = three_class_split
     labels = [
         small_pate(random_state=None, aggregator=GNMax(sigma=20.0)).fit(X, y, X_public=X_pub).public_labels_
         for _ in range(2)
@@ -138,8 +133,8 @@ def test_disjoint_partitions_is_a_seeded_balanced_random_split():
     assert not any(np.array_equal(p, np.arange(p[0], p[0] + len(p))) for p in parts)
 
 
-def test_teachers_see_disjoint_partitions(data):
-    X, y, X_pub, _ = data
+def test_teachers_see_disjoint_partitions(three_class_split):
+    X, y, X_pub, _ = three_class_split
     n = 1190  # not a multiple of 20: shares of 59 and 60 rows
     seen = rows_seen_by_teachers(with_row_ids(X[:n]), y[:n], X_public=with_row_ids(X_pub, n))
     assert np.array_equal(np.sort(np.concatenate(seen)), np.arange(n))  # every private row, one teacher each
@@ -167,8 +162,8 @@ def test_groups_keep_each_group_in_one_partition():
     assert all(teacher_of[g] == k for g, k in teacher_without.items())
 
 
-def test_fit_with_groups(data):
-    X, y, X_pub, _ = data
+def test_fit_with_groups(three_class_split):
+    X, y, X_pub, _ = three_class_split
     # Public rows (y == -1) shuffled among the private ones: groups are given per row of X.
     order = np.random.default_rng(0).permutation(len(y) + len(X_pub))
     X_all = with_row_ids(np.vstack([X, X_pub])[order])
@@ -187,16 +182,16 @@ def test_fit_with_groups(data):
     assert all(len(teachers) == 1 for teachers in teachers_of_group.values())
 
 
-def test_max_queries_chooses_random_public_rows(data):
-    X, y, X_pub, _ = data
+def test_max_queries_chooses_random_public_rows(three_class_split):
+    X, y, X_pub, _ = three_class_split
     a = small_pate(max_queries=50, random_state=0).fit(X, y, X_public=X_pub)
     b = small_pate(max_queries=50, random_state=1).fit(X, y, X_public=X_pub)
     assert a.n_queries_ == 50
     assert np.any((a.public_labels_ != -1) != (b.public_labels_ != -1))
 
 
-def test_confident_gnmax_answers_some(data):
-    X, y, X_pub, _ = data
+def test_confident_gnmax_answers_some(three_class_split):
+    X, y, X_pub, _ = three_class_split
     clf = small_pate(aggregator=ConfidentGNMax(threshold=15, sigma_threshold=3, sigma=2)).fit(X, y, X_public=X_pub)
     assert 0 < clf.n_answered_ < clf.n_queries_
     assert clf.privacy_report_.n_answered == clf.n_answered_
@@ -205,10 +200,11 @@ def test_confident_gnmax_answers_some(data):
 @pytest.mark.parametrize(
     "name, cls", [("plurality", Plurality), ("lnmax", LNMax), ("gnmax", GNMax), ("confident-gnmax", ConfidentGNMax)]
 )
-def test_aggregator_by_name(data, name, cls):
-    X, y, X_pub, _ = data
+def test_aggregator_by_name(three_class_split, name, cls):
+    X, y, X_pub, _ = three_class_split
     clf = PATEClassifier(
-        DecisionTreeClassifier(), n_teachers=250, aggregator=name, classes=[0, 1, 2], random_state=0, max_queries=100
+        DecisionTreeClassifier(), n_teachers=250, aggregator=name, epsilon=None, classes=[0, 1, 2], random_state=0,
+        max_queries=100,
     )
     Xb = np.vstack([X, X]) if name == "confident-gnmax" else X  # 250 teachers need rows
     yb = np.concatenate([y, y]) if name == "confident-gnmax" else y
@@ -225,12 +221,12 @@ def test_aggregator_by_name(data, name, cls):
     assert np.isinf(clf.privacy_spent_[0]) == (cls is Plurality)
 
 
-def test_string_labels_and_dataframes(data):
-    X, y, X_pub, y_pub = data
+def test_string_labels_and_dataframes(three_class_split):
+    X, y, X_pub, y_pub = three_class_split
     names = np.array(["cat", "dog", "eel"])
     frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
     frame_pub = pd.DataFrame(X_pub, columns=frame.columns)
-    clf = small_pate().fit(frame, names[y], X_public=frame_pub)
+    clf = small_pate(classes=names).fit(frame, names[y], X_public=frame_pub)
     assert list(clf.classes_) == ["cat", "dog", "eel"]
     assert set(clf.predict(frame_pub)) <= set(names)
     assert clf.public_labels_.dtype == object
@@ -244,7 +240,10 @@ def test_classes_missing_from_partitions():
     X = rng.normal(size=(1000, 3))
     y = (X[:, 0] > 0).astype(int)
     y[:5] = 2  # five rows of a rare class: most teachers never see it
-    clf = PATEClassifier(DecisionTreeClassifier(), n_teachers=50, aggregator=GNMax(sigma=1.0), random_state=0)
+    clf = PATEClassifier(
+        DecisionTreeClassifier(), n_teachers=50, aggregator=GNMax(sigma=1.0), epsilon=None, classes=[0, 1, 2],
+        random_state=0,
+    )
     clf.fit(X, y, X_public=rng.normal(size=(200, 3)))
     assert list(clf.classes_) == [0, 1, 2]
     assert sum(2 in t.classes_ for t in clf.teachers_) <= 5
@@ -255,16 +254,8 @@ def test_classes_missing_from_partitions():
 
 # ------------------------------------------------------------ integrations
 
-
-@pytest.fixture(scope="module")
-def adult_small():
-    from skpate.datasets import load_adult
-
-    train, test = load_adult()
-    train = train.sample(3000, random_state=0)
-    X = pd.concat([train.drop(columns="income"), test.drop(columns="income").iloc[:500]], ignore_index=True)
-    y = np.concatenate([train["income"].to_numpy(), np.full(500, -1, dtype=object)])
-    return X, y, test.drop(columns="income").iloc[500:1500], test["income"].to_numpy()[500:1500]
+#: The label set of UCI Adult's income column: public (the dataset's schema).
+ADULT_CLASSES = ["<=50K", ">50K"]
 
 
 def test_pipeline_with_column_transformer_on_raw_adult(adult_small):
@@ -278,7 +269,8 @@ def test_pipeline_with_column_transformer_on_raw_adult(adult_small):
             (
                 "pate",
                 PATEClassifier(
-                    RandomForestClassifier(n_estimators=10), n_teachers=20, aggregator=GNMax(sigma=2.0), random_state=0
+                    RandomForestClassifier(n_estimators=10), n_teachers=20, aggregator=GNMax(sigma=2.0), epsilon=None,
+                    classes=ADULT_CLASSES, random_state=0,
                 ),
             ),
         ]
@@ -306,14 +298,16 @@ def test_teacher_pipelines_on_raw_dataframes(adult_small):
         make_pipeline(encoder, RandomForestClassifier(n_estimators=10)),
         n_teachers=20,
         aggregator=GNMax(sigma=2.0),
+        epsilon=None,
+        classes=ADULT_CLASSES,
         random_state=0,
     )
     clf.fit(X, y)
     assert clf.score(X_eval, y_eval) > 0.78
 
 
-def test_grid_search_over_noise(data):
-    X, y, X_pub, _ = data
+def test_grid_search_over_noise(three_class_split):
+    X, y, X_pub, _ = three_class_split
     X_all = np.vstack([X, X_pub])
     y_all = np.concatenate([y, np.full(len(X_pub), -1)])
     search = GridSearchCV(small_pate(), {"aggregator__sigma": [1.0, 50.0]}, cv=3)
@@ -323,8 +317,8 @@ def test_grid_search_over_noise(data):
     assert scores[0] > scores[1]
 
 
-def test_clone_and_pickle(data):
-    X, y, X_pub, _ = data
+def test_clone_and_pickle(three_class_split):
+    X, y, X_pub, _ = three_class_split
     clf = small_pate(aggregator=ConfidentGNMax(threshold=15, sigma_threshold=3, sigma=2))
     cloned = clone(clf)
     assert cloned.get_params()["aggregator__threshold"] == 15
@@ -358,14 +352,14 @@ def test_clone_and_pickle(data):
         (dict(aggregator=NZC(constant=1.0)), "scale"),
     ],
 )
-def test_bad_parameters(data, params, match):
-    X, y, X_pub, _ = data
+def test_bad_parameters(three_class_split, params, match):
+    X, y, X_pub, _ = three_class_split
     with pytest.raises(ValueError, match=match):
         small_pate(**params).fit(X, y, X_public=X_pub)
 
 
-def test_threshold_error_comes_before_any_teacher_is_fit(data, monkeypatch):
-    X, y, X_pub, _ = data
+def test_threshold_error_comes_before_any_teacher_is_fit(three_class_split, monkeypatch):
+    X, y, X_pub, _ = three_class_split
     fitted = []
     monkeypatch.setattr(DecisionTreeClassifier, "fit", lambda self, *a, **k: fitted.append(1) or self)
     with pytest.raises(ValueError, match="threshold"):
@@ -373,16 +367,20 @@ def test_threshold_error_comes_before_any_teacher_is_fit(data, monkeypatch):
     assert not fitted
 
 
-def test_data_errors(data):
-    X, y, X_pub, _ = data
+def test_data_errors(three_class_split):
+    X, y, X_pub, _ = three_class_split
     with pytest.raises(ValueError, match="n_teachers=2000 exceeds"):
         small_pate(n_teachers=2000).fit(X, y, X_public=X_pub)
     with pytest.raises(ValueError, match="no public rows"):
         small_pate().fit(X, y)
     with pytest.raises(ValueError, match="given twice"):
         small_pate().fit(np.vstack([X, X_pub]), np.concatenate([y, -np.ones(len(X_pub), int)]), X_public=X_pub)
-    with pytest.raises(ValueError, match="one class"):
-        small_pate().fit(X, np.zeros(len(y), int), X_public=X_pub)
+    with pytest.raises(ValueError, match="one class"):  # without classes, the label set would be these rows'
+        small_pate(classes=None).fit(X, np.zeros(len(y), int), X_public=X_pub)
+    # With the label set given, one class among the private rows is no reason to refuse (the refusal would
+    # depend on the private data): the fit runs over the given classes.
+    one_class = small_pate().fit(X, np.zeros(len(y), int), X_public=X_pub)
+    assert list(one_class.classes_) == [0, 1, 2] and one_class.predict_proba(X_pub).shape == (len(X_pub), 3)
     with pytest.raises(ValueError, match="inconsistent"):
         small_pate().fit(X, y[:-1], X_public=X_pub)
     with pytest.raises(ValueError, match="no private rows"):
@@ -393,13 +391,16 @@ def test_data_errors(data):
         small_pate().fit(X, y, X_public=X_pub, groups=np.arange(10))
 
 
-def test_error_messages_quote_no_private_value(data):
+def test_error_messages_quote_no_private_value(three_class_split):
     """Errors may be pasted anywhere: they name the problem and the fix, not private labels, values or counts."""
-    X, y, X_pub, _ = data
+    X, y, X_pub, _ = three_class_split
     secret = np.where(y == 1, "secret-positive", "secret-negative")
     from sklearn.linear_model import LogisticRegression
 
-    with pytest.raises(ValueError, match="more rows") as teacher:  # LogisticRegression quotes the one class it saw
+    with (
+        pytest.raises(ValueError, match="more rows") as teacher,  # LogisticRegression quotes the one class it saw
+        pytest.warns(PrivacyLeakWarning, match="takes them from the private labels"),  # the labels are private here
+    ):
         small_pate(estimator=LogisticRegression(), n_teachers=300, classes=None).fit(X, secret, X_public=X_pub)
     assert "secret" not in str(teacher.value) and teacher.value.__cause__ is None and teacher.value.__suppress_context__
     assert "secret" in str(teacher.value.estimator_error)  # the estimator's own error, for whoever asks for it
@@ -415,16 +416,19 @@ def test_error_messages_quote_no_private_value(data):
     assert "7" not in str(too_many.value)
 
 
-def test_partition_too_small_names_the_fix(data):
-    X, y, X_pub, _ = data
-    clf = PATEClassifier(LogisticRegression(), n_teachers=600, aggregator=GNMax(sigma=1.0), random_state=0)
+def test_partition_too_small_names_the_fix(three_class_split):
+    X, y, X_pub, _ = three_class_split
+    clf = PATEClassifier(
+        LogisticRegression(), n_teachers=600, aggregator=GNMax(sigma=1.0), epsilon=None, classes=[0, 1, 2],
+        random_state=0,
+    )
     with pytest.raises(ValueError, match="lower n_teachers"):
         clf.fit(X, y, X_public=X_pub)
 
 
-def test_student_with_no_answered_query(data):
+def test_student_with_no_answered_query(three_class_split):
     """Labels unrelated to X: 20 teachers are never unanimous, so a threshold of 20 answers nothing."""
-    X, y, X_pub, _ = data
+    X, y, X_pub, _ = three_class_split
     clf = small_pate(aggregator=ConfidentGNMax(threshold=20, sigma_threshold=1e-3, sigma=1.0))
     with pytest.raises(ValueError, match="answered none.*still paid for"):
         clf.fit(X, np.arange(len(y)) % 2, X_public=X_pub)
@@ -439,10 +443,10 @@ def test_predict_before_fit():
         small_pate().predict(np.zeros((2, 8)))
 
 
-def test_memory_trains_the_teachers_once_per_split_in_a_grid_search(data, tmp_path):
+def test_memory_trains_the_teachers_once_per_split_in_a_grid_search(three_class_split, tmp_path):
     import joblib
 
-    X, y, X_pub, _ = data
+    X, y, X_pub, _ = three_class_split
     X_all, y_all = np.vstack([X, X_pub]), np.concatenate([y, -np.ones(len(X_pub), dtype=int)])
     memory = joblib.Memory(tmp_path, verbose=0)
     grid = {"aggregator__sigma": [1.0, 2.0, 4.0, 8.0]}
@@ -455,8 +459,8 @@ def test_memory_trains_the_teachers_once_per_split_in_a_grid_search(data, tmp_pa
     np.testing.assert_array_equal(cached.best_estimator_.public_labels_, plain.best_estimator_.public_labels_)
 
 
-def test_memory_as_a_path_and_a_different_seed_misses(data, tmp_path):
-    X, y, X_pub, _ = data
+def test_memory_as_a_path_and_a_different_seed_misses(three_class_split, tmp_path):
+    X, y, X_pub, _ = three_class_split
     first = small_pate(memory=str(tmp_path), max_queries=100).fit(X, y, X_public=X_pub)
     again = small_pate(memory=str(tmp_path), max_queries=100, aggregator=GNMax(sigma=3.0)).fit(X, y, X_public=X_pub)
     assert len(list(tmp_path.rglob("output.pkl"))) == 1
@@ -476,8 +480,8 @@ def test_memory_as_a_path_and_a_different_seed_misses(data, tmp_path):
     assert len(list(tmp_path.rglob("output.pkl"))) == 6
 
 
-def test_memory_hit_unpickles_the_teachers_only_when_used(data, tmp_path):
-    X, y, X_pub, _ = data
+def test_memory_hit_unpickles_the_teachers_only_when_used(three_class_split, tmp_path):
+    X, y, X_pub, _ = three_class_split
     plain = small_pate(max_queries=100, n_rounds=2, query_strategy="uncertainty").fit(X, y, X_public=X_pub)
     small_pate(memory=str(tmp_path), max_queries=100).fit(X, y, X_public=X_pub)
     hit = small_pate(memory=str(tmp_path), max_queries=100).fit(X, y, X_public=X_pub)
@@ -492,8 +496,8 @@ def test_memory_hit_unpickles_the_teachers_only_when_used(data, tmp_path):
     np.testing.assert_array_equal(rounds.fit(X, y, X_public=X_pub).public_labels_, plain.public_labels_)
 
 
-def test_verbose_levels_print_phases_and_progress_but_no_data(data, capsys):
-    X, y, X_pub, _ = data
+def test_verbose_levels_print_phases_and_progress_but_no_data(three_class_split, capsys):
+    X, y, X_pub, _ = three_class_split
     small_pate(max_queries=100).fit(X, y, X_public=X_pub)
     assert capsys.readouterr() == ("", "")
     small_pate(max_queries=100, verbose=1).fit(X, y, X_public=X_pub)
@@ -515,10 +519,10 @@ def test_verbose_levels_print_phases_and_progress_but_no_data(data, capsys):
     assert set(re.findall(r"\d+(?:\.\d+)?", "\n".join(untimed))) == {"20", "100", "2.0"}
 
 
-def test_teachers_are_one_type_and_unseeded_fits_are_never_cached(data, tmp_path):
+def test_teachers_are_one_type_and_unseeded_fits_are_never_cached(three_class_split, tmp_path):
     from skpate.pate._teachers import TeacherEnsemble
 
-    X, y, X_pub, _ = data
+    X, y, X_pub, _ = three_class_split
     plain = small_pate(max_queries=50).fit(X, y, X_public=X_pub)
     cached = small_pate(max_queries=50, memory=str(tmp_path)).fit(X, y, X_public=X_pub)
     assert type(plain.teachers_) is type(cached.teachers_) is TeacherEnsemble
@@ -528,8 +532,8 @@ def test_teachers_are_one_type_and_unseeded_fits_are_never_cached(data, tmp_path
     assert len(list(tmp_path.rglob("output.pkl"))) == 1
 
 
-def test_teacher_errors_blame_small_partitions_only_when_they_are_small(data):
-    X, y, X_pub, _ = data
+def test_teacher_errors_blame_small_partitions_only_when_they_are_small(three_class_split):
+    X, y, X_pub, _ = three_class_split
     with pytest.raises(ValueError, match="max_depth") as bad_parameter:
         small_pate(estimator=DecisionTreeClassifier(max_depth=-1)).fit(X, y, X_public=X_pub)
     assert "more rows" not in str(bad_parameter.value)
