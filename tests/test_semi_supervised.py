@@ -107,8 +107,8 @@ def _pate_data():
 )
 def test_semi_supervised_teachers_fit_their_partition_and_the_public_rows(teacher, n_fitted):
     X, y, X_pub = _pate_data()
-    pate = PATEClassifier(teacher, n_teachers=4, aggregator=GNMax(sigma=1.0), max_queries=50,
-                          student=LogisticRegression(), random_state=0).fit(X, y, X_public=X_pub)  # fmt: skip
+    pate = PATEClassifier(teacher, n_teachers=4, aggregator=GNMax(sigma=1.0), max_queries=50, epsilon=None,
+                          classes=[0, 1], student=LogisticRegression(), random_state=0).fit(X, y, X_public=X_pub)  # fmt: skip
     public = len(X_pub) if not isinstance(teacher, DecisionTreeClassifier) else 0
     assert [n_fitted(t) for t in pate.teachers_] == [150 + public] * 4
 
@@ -116,8 +116,8 @@ def test_semi_supervised_teachers_fit_their_partition_and_the_public_rows(teache
 def test_a_semi_supervised_teacher_still_depends_on_its_partition_only():
     """Changing a private row changes one teacher: the public rows every teacher fits are the same for all."""
     X, y, X_pub = _pate_data()
-    params = dict(n_teachers=4, aggregator=GNMax(sigma=1.0), max_queries=50, student=LogisticRegression(),
-                  random_state=0)  # fmt: skip
+    params = dict(n_teachers=4, aggregator=GNMax(sigma=1.0), max_queries=50, epsilon=None, classes=[0, 1],
+                  student=LogisticRegression(), random_state=0)  # fmt: skip
     teacher = PseudoLabelClassifier(RidgeClassifier())
     first = PATEClassifier(teacher, **params).fit(X, y, X_public=X_pub)
     changed = X.copy()
@@ -130,7 +130,8 @@ def test_a_semi_supervised_teacher_still_depends_on_its_partition_only():
 def test_warm_start_refuses_semi_supervised_teachers_of_another_public_pool():
     X, y, X_pub = _pate_data()
     pate = PATEClassifier(PseudoLabelClassifier(RidgeClassifier()), n_teachers=4, aggregator=GNMax(sigma=1.0),
-                          max_queries=50, student=LogisticRegression(), warm_start=True, random_state=0)  # fmt: skip
+                          max_queries=50, epsilon=None, classes=[0, 1], student=LogisticRegression(), warm_start=True,
+                          random_state=0)  # fmt: skip
     teachers = pate.fit(X, y, X_public=X_pub).teachers_
     assert pate.fit(X, y, X_public=X_pub).teachers_ is teachers  # the same public rows: reused
     with pytest.raises(ValueError, match="warm_start reuses semi-supervised teachers"):

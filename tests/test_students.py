@@ -14,20 +14,15 @@ from skpate import ConfidentGNMax, GNMax, InteractiveGNMax, PATEClassifier
 from skpate.pate.estimator import _confidence
 
 
-@pytest.fixture(scope="module")
-def data():
-    X, y = make_classification(n_samples=2000, n_features=6, n_informative=4, random_state=0)
-    return X[:1400], y[:1400], X[1400:], y[1400:]
-
-
 def pate(**params):
-    defaults = dict(n_teachers=20, aggregator=GNMax(sigma=2.0), random_state=0)
+    """20 logistic regressions, GNMax(sigma=2) and no budget (``epsilon=None``: the papers' protocol), labels 0, 1."""
+    defaults = dict(n_teachers=20, aggregator=GNMax(sigma=2.0), epsilon=None, classes=[0, 1], random_state=0)
     defaults.update(params)
     return PATEClassifier(LogisticRegression(), **defaults)
 
 
-def test_semi_supervised_student_gets_every_public_row(data):
-    X, y, X_pub, _ = data
+def test_semi_supervised_student_gets_every_public_row(binary_split):
+    X, y, X_pub, _ = binary_split
     student = SelfTrainingClassifier(LogisticRegression(), max_iter=1)
     clf = pate(student=student, max_queries=100).fit(X, y, X_public=X_pub)
     fitted = clf.student_
@@ -41,8 +36,8 @@ def test_semi_supervised_student_gets_every_public_row(data):
     assert forced.student_.transduction_.shape == (100,)
 
 
-def test_uncertainty_queries_the_rows_near_the_boundary(data):
-    X, y, X_pub, _ = data
+def test_uncertainty_queries_the_rows_near_the_boundary(binary_split):
+    X, y, X_pub, _ = binary_split
     clf = pate(max_queries=200, n_rounds=4, query_strategy="uncertainty").fit(X, y, X_public=X_pub)
     margin = np.abs(clf.student_.decision_function(X_pub))
     queried = clf.public_labels_ != -1
@@ -54,8 +49,8 @@ def test_uncertainty_queries_the_rows_near_the_boundary(data):
     assert margin[queried].mean() < 0.6 * margin.mean()
 
 
-def test_uncertainty_without_predict_proba_ranks_by_decision_scores(data):
-    X, y, X_pub, _ = data
+def test_uncertainty_without_predict_proba_ranks_by_decision_scores(binary_split):
+    X, y, X_pub, _ = binary_split
     clf = pate(student=LinearSVC(), max_queries=200, n_rounds=4, query_strategy="uncertainty").fit(X, y, X_public=X_pub)
     margin = np.abs(clf.student_.decision_function(X_pub))
     queried = clf.public_labels_ != -1
@@ -71,8 +66,8 @@ def test_uncertainty_without_predict_proba_ranks_by_decision_scores(data):
              query_strategy="uncertainty").fit(X, y, X_public=X_pub)  # fmt: skip
 
 
-def test_auto_queries_are_uncertainty_rounds_under_a_budget_and_random_without(data):
-    X, y, X_pub, _ = data
+def test_auto_queries_are_uncertainty_rounds_under_a_budget_and_random_without(binary_split):
+    X, y, X_pub, _ = binary_split
 
     def fit(**params):
         return pate(**params).fit(X, y, X_public=X_pub)
@@ -99,8 +94,8 @@ def test_auto_queries_are_uncertainty_rounds_under_a_budget_and_random_without(d
     assert same(fit(student=codes, **budget), fit(student=codes, **budget, query_strategy="random", n_rounds=1))
 
 
-def test_interactive_rounds_compose_and_reinforce(data):
-    X, y, X_pub, _ = data
+def test_interactive_rounds_compose_and_reinforce(binary_split):
+    X, y, X_pub, _ = binary_split
     agg = InteractiveGNMax(threshold=8, sigma_threshold=2.0, sigma=2.0, confidence=0.8)
     clf = pate(aggregator=agg, max_queries=300, n_rounds=3).fit(X, y, X_public=X_pub)
     report = clf.privacy_report_
@@ -112,8 +107,8 @@ def test_interactive_rounds_compose_and_reinforce(data):
     assert report.epsilon > single.privacy_report_.epsilon
 
 
-def test_first_interactive_round_is_confident_gnmax_with_shifted_threshold(data):
-    X, y, X_pub, _ = data
+def test_first_interactive_round_is_confident_gnmax_with_shifted_threshold(binary_split):
+    X, y, X_pub, _ = binary_split
     a = pate(aggregator=InteractiveGNMax(threshold=5, sigma_threshold=2.0, sigma=2.0, confidence=1.0), max_queries=200)
     b = pate(aggregator=ConfidentGNMax(threshold=5 + 20 / 2, sigma_threshold=2.0, sigma=2.0), max_queries=200)
     a.fit(X, y, X_public=X_pub)
@@ -127,15 +122,16 @@ def test_the_first_rounds_stand_in_student_labels_nothing():
     and labeled every unanswered query as class 0 (43 of 60 rows here)."""
     X, y = make_classification(n_samples=400, n_features=6, n_informative=4, random_state=0)
     aggregator = InteractiveGNMax(threshold=1.5, sigma_threshold=1.0, sigma=1.0, confidence=0.4)
-    clf = PATEClassifier(DecisionTreeClassifier(max_depth=3), n_teachers=5, aggregator=aggregator, classes=[0, 1],
-                         random_state=0).fit(X[:340], y[:340], X_public=X[340:])  # fmt: skip
+    clf = PATEClassifier(DecisionTreeClassifier(max_depth=3), n_teachers=5, aggregator=aggregator, epsilon=None,
+                         classes=[0, 1], random_state=0).fit(X[:340], y[:340], X_public=X[340:])  # fmt: skip
     assert 0 < clf.n_answered_ < clf.n_queries_ == 60
     assert clf.n_labeled_ == clf.n_answered_  # one round: no student yet, so only the teachers label
 
 
-def test_warm_start_reuses_the_teachers_and_their_votes(data, monkeypatch):
-    X, y, X_pub, _ = data
-    clf = PATEClassifier(DecisionTreeClassifier(), n_teachers=10, warm_start=True, random_state=0, max_queries=200)
+def test_warm_start_reuses_the_teachers_and_their_votes(binary_split, monkeypatch):
+    X, y, X_pub, _ = binary_split
+    clf = PATEClassifier(DecisionTreeClassifier(), n_teachers=10, warm_start=True, epsilon=None, classes=[0, 1],
+                         random_state=0, max_queries=200)  # fmt: skip
     clf.fit(X, y, X_public=X_pub)
     first = clf.teachers_
     # A refit that changes the aggregator or the student asks the same rows: no teacher fits or votes again.
@@ -151,9 +147,10 @@ def test_warm_start_reuses_the_teachers_and_their_votes(data, monkeypatch):
     assert calls and sum(calls) < 10 * 250 and sum(calls) % 10 == 0
 
 
-def test_warm_start_reuses_the_teachers(data, monkeypatch):
-    X, y, X_pub, _ = data
-    clf = PATEClassifier(DecisionTreeClassifier(), n_teachers=10, warm_start=True, random_state=0)
+def test_warm_start_reuses_the_teachers(binary_split, monkeypatch):
+    X, y, X_pub, _ = binary_split
+    clf = PATEClassifier(DecisionTreeClassifier(), n_teachers=10, warm_start=True, epsilon=None, classes=[0, 1],
+                         random_state=0)  # fmt: skip
     clf.fit(X, y, X_public=X_pub)
     first = clf.teachers_
     monkeypatch.setattr(DecisionTreeClassifier, "fit", lambda *a, **k: pytest.fail("a teacher was refit"))
@@ -162,8 +159,8 @@ def test_warm_start_reuses_the_teachers(data, monkeypatch):
     assert clf.teachers_ is first
 
 
-def test_changing_the_student_keeps_queries_and_noise(data):
-    X, y, X_pub, _ = data
+def test_changing_the_student_keeps_queries_and_noise(binary_split):
+    X, y, X_pub, _ = binary_split
     a = pate(aggregator=GNMax(sigma=8.0), max_queries=300).fit(X, y, X_public=X_pub)
     b = pate(aggregator=GNMax(sigma=8.0), max_queries=300, student=RandomForestClassifier()).fit(X, y, X_public=X_pub)
     np.testing.assert_array_equal(a.public_labels_, b.public_labels_)
