@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV
 from sklearn.tree import DecisionTreeClassifier
 
@@ -14,19 +13,25 @@ matplotlib.use("Agg")
 from skpate import plotting  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def data():
-    X, y = make_classification(n_samples=1500, n_features=8, n_informative=5, n_classes=3, random_state=0)
-    return X[:1200], y[:1200], X[1200:], y[1200:]
+@pytest.fixture(autouse=True)
+def close_figures():
+    """Every display opens a figure: close them after each test (matplotlib warns past 20 open figures)."""
+    import matplotlib.pyplot as plt
+
+    yield
+    plt.close("all")
 
 
 def pate(**params):
-    defaults = dict(n_teachers=20, aggregator=GNMax(sigma=2.0), max_queries=120, random_state=0, classes=[0, 1, 2])
+    """120 queries to 20 teachers at GNMax(sigma=2), no budget (``epsilon=None``: the papers' protocol)."""
+    defaults = dict(
+        n_teachers=20, aggregator=GNMax(sigma=2.0), max_queries=120, epsilon=None, random_state=0, classes=[0, 1, 2]
+    )
     return PATEClassifier(DecisionTreeClassifier(max_depth=4), **{**defaults, **params})
 
 
-def test_vote_gap_histogram(data):
-    X, y, X_pub, _ = data
+def test_vote_gap_histogram(three_class_split):
+    X, y, X_pub, _ = three_class_split
     votes = np.array([[20, 0, 0], [12, 8, 0], [10, 5, 5], [7, 7, 6]])
     display = plotting.VoteGapDisplay.from_votes(votes, bins=4)
     np.testing.assert_array_equal(display.gaps, [20, 4, 5, 0])
@@ -35,10 +40,15 @@ def test_vote_gap_histogram(data):
     clf = pate().fit(X, y, X_public=X_pub)
     from_teachers = plotting.VoteGapDisplay.from_estimator(clf, X_pub[:50])
     assert from_teachers.gaps.size == 50 and from_teachers.n_teachers == 20
+    predictions = np.stack([teacher.predict(X_pub[:50]) for teacher in clf.teachers_])
+    top_two = np.sort(np.stack([(predictions == c).sum(axis=0) for c in clf.classes_], axis=1), axis=1)[:, -2:]
+    np.testing.assert_array_equal(from_teachers.gaps, top_two[:, 1] - top_two[:, 0])
+    heights, _ = np.histogram(from_teachers.gaps, bins=25, range=(0, 20))
+    np.testing.assert_array_equal([bar.get_height() for bar in from_teachers.bars_], heights)
 
 
-def test_cumulative_epsilon_ends_at_the_reported_epsilons(data):
-    X, y, X_pub, _ = data
+def test_cumulative_epsilon_ends_at_the_reported_epsilons(three_class_split):
+    X, y, X_pub, _ = three_class_split
     clf = pate(aggregator=ConfidentGNMax(threshold=15, sigma_threshold=3.0, sigma=2.0)).fit(X, y, X_public=X_pub)
     display = plotting.CumulativeEpsilonDisplay.from_estimator(clf)
     report = clf.privacy_report_
@@ -48,6 +58,8 @@ def test_cumulative_epsilon_ends_at_the_reported_epsilons(data):
     assert np.all(np.diff(display.publishable_epsilon) > 0)
     assert np.all(np.diff(display.data_dependent_epsilon) >= -1e-12)
     assert len(display.lines_) == 2 and display.lines_[0].get_xdata().size == clf.n_queries_
+    np.testing.assert_array_equal(display.lines_[0].get_ydata(), display.publishable_epsilon)
+    np.testing.assert_array_equal(display.lines_[1].get_ydata(), display.data_dependent_epsilon)
     assert "publishable" in display.lines_[0].get_label()
     publishable_only = plotting.CumulativeEpsilonDisplay.from_estimator(clf, data_dependent=False)
     assert [line.get_label() for line in publishable_only.lines_] == [display.lines_[0].get_label()]
@@ -63,8 +75,8 @@ def test_cumulative_epsilon_ends_at_the_reported_epsilons(data):
     assert np.all(with_release.publishable_epsilon > from_votes.publishable_epsilon)
 
 
-def test_privacy_utility_from_a_grid_search(data):
-    X, y, X_pub, _ = data
+def test_privacy_utility_from_a_grid_search(three_class_split):
+    X, y, X_pub, _ = three_class_split
     X_all, y_all = np.vstack([X, X_pub]), np.concatenate([y, -np.ones(len(X_pub), dtype=int)])
     search = GridSearchCV(pate(sanitize_order=None), {"aggregator__sigma": [1.0, 4.0, 16.0]}, cv=2).fit(X_all, y_all)
     display = plotting.PrivacyUtilityDisplay.from_cv_results(search)
@@ -72,16 +84,19 @@ def test_privacy_utility_from_a_grid_search(data):
     np.testing.assert_allclose(display.epsilons, expected)
     np.testing.assert_allclose(display.scores, search.cv_results_["mean_test_score"])
     assert display.labels == ["sigma=1", "sigma=4", "sigma=16"]
-    assert np.all(np.diff(display.line_.get_xdata()) > 0)
+    # Drawn in order of epsilon (the largest noise first), each point annotated with its candidate.
+    np.testing.assert_allclose(display.line_.get_xdata(), expected[::-1])
+    np.testing.assert_allclose(display.line_.get_ydata(), search.cv_results_["mean_test_score"][::-1])
+    assert [text.get_text() for text in display.ax_.texts] == ["sigma=16", "sigma=4", "sigma=1"]
     unbounded = GridSearchCV(pate(max_queries=None), {"aggregator__sigma": [1.0]}, cv=2).fit(X_all, y_all)
     with pytest.raises(ValueError, match="max_queries"):
         plotting.PrivacyUtilityDisplay.from_cv_results(unbounded)
 
 
-def test_privacy_utility_at_another_delta_converts_the_fitted_cost(data):
+def test_privacy_utility_at_another_delta_converts_the_fitted_cost(three_class_split):
     # A budget of epsilon 1 at delta 1e-5 buys a number of queries; shown at delta 1e-7 the same queries cost
     # more than 1 (re-planning at 1e-7, as before, showed the budget again: noise and queries the fits never had).
-    X, y, X_pub, _ = data
+    X, y, X_pub, _ = three_class_split
     X_all, y_all = np.vstack([X, X_pub]), np.concatenate([y, -np.ones(len(X_pub), dtype=int)])
     grid = {"aggregator__sigma": [20.0, 40.0]}
     search = GridSearchCV(pate(max_queries=None, epsilon=1.0), grid, cv=2, refit=False).fit(X_all, y_all)
@@ -97,8 +112,8 @@ def test_privacy_utility_at_another_delta_converts_the_fitted_cost(data):
         plotting.PrivacyUtilityDisplay.from_cv_results(search, delta=2.0)
 
 
-def test_privacy_utility_labels_non_numeric_grid_values(data):
-    X, y, X_pub, _ = data
+def test_privacy_utility_labels_non_numeric_grid_values(three_class_split):
+    X, y, X_pub, _ = three_class_split
     X_all, y_all = np.vstack([X, X_pub]), np.concatenate([y, -np.ones(len(X_pub), dtype=int)])
     grid = {"aggregator": [GNMax(sigma=4.0), ConfidentGNMax(threshold=15, sigma_threshold=3.0, sigma=2.0)]}
     search = GridSearchCV(pate(), grid, cv=2).fit(X_all, y_all)  # was: TypeError from f"{v:g}"
@@ -107,8 +122,8 @@ def test_privacy_utility_labels_non_numeric_grid_values(data):
     assert display.epsilons[1] == pytest.approx(pate(aggregator=grid["aggregator"][1]).publishable_epsilon(10**6))
 
 
-def test_label_accuracy_against_teachers(data):
-    X, y, X_pub, y_pub = data
+def test_label_accuracy_against_teachers(three_class_split):
+    X, y, X_pub, y_pub = three_class_split
     display = plotting.TeacherCountDisplay.from_estimator(pate(), X, y, X_pub, y_pub, n_teachers=(5, 20))
     np.testing.assert_array_equal(display.n_teachers, [5, 20])
     assert np.all((display.label_accuracy > 0.4) & (display.label_accuracy <= 1))
@@ -120,10 +135,53 @@ def test_label_accuracy_against_teachers(data):
     np.testing.assert_allclose(display.line_.get_ydata(), display.label_accuracy)
 
 
-def test_displays_draw_on_a_given_axes():
+def test_displays_draw_their_data_on_a_given_axes():
+    """Each display draws on the axes it is given, and what is drawn there is its data, with its labels."""
     import matplotlib.pyplot as plt
 
-    _, ax = plt.subplots()
-    display = plotting.VoteGapDisplay(np.array([1, 2, 3]), 10).plot(ax=ax)
-    assert display.ax_ is ax
-    plt.close("all")
+    figure, axes = plt.subplots(2, 3)
+    # Vote gaps: the histogram of the gaps over [0, n_teachers], one bar per bin, on the given axes only.
+    gaps = np.array([0, 1, 1, 4, 7, 9, 10])
+    histogram = plotting.VoteGapDisplay(gaps, 10).plot(ax=axes[0, 0], bins=5)
+    assert histogram.ax_ is axes[0, 0] and histogram.figure_ is figure
+    assert list(axes[0, 0].patches) == list(histogram.bars_) and len(histogram.bars_) == 5
+    assert [bar.get_x() for bar in histogram.bars_] == [0, 2, 4, 6, 8]  # bins of width 2 from 0 to 10
+    assert [bar.get_height() for bar in histogram.bars_] == [3, 0, 1, 1, 2]  # 10 falls in the last bin
+    assert axes[0, 0].get_xlabel() == "gap between the two largest vote counts" and axes[0, 0].get_ylabel() == "queries"
+    assert "10 teachers" in axes[0, 0].get_title() and "private" in axes[0, 0].get_title()
+    # Cumulative epsilon: two curves over the queries 1..n, the publishable one first, and a legend naming them.
+    report = analyze(np.tile([[18, 1, 1]], (30, 1)), GNMax(4.0), 1e-5)
+    curves = plotting.CumulativeEpsilonDisplay.from_report(report, ax=axes[0, 1])
+    assert curves.ax_ is axes[0, 1] and axes[0, 1].get_lines() == curves.lines_ and len(curves.lines_) == 2
+    for line, values in zip(curves.lines_, (curves.publishable_epsilon, curves.data_dependent_epsilon)):
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(1, 31))
+        np.testing.assert_array_equal(line.get_ydata(), values)
+    assert curves.publishable_epsilon[-1] == pytest.approx(report.epsilon, rel=1e-12)
+    assert [text.get_text() for text in axes[0, 1].get_legend().get_texts()] == [
+        "publishable (a-priori bound or budget)",
+        "data-dependent (private)",
+    ]
+    assert axes[0, 1].get_xlabel() == "queries" and axes[0, 1].get_ylabel() == "epsilon (delta = 1e-05)"
+    public = plotting.CumulativeEpsilonDisplay.from_report(report, ax=axes[0, 2], data_dependent=False)
+    assert axes[0, 2].get_lines() == public.lines_ and len(public.lines_) == 1
+    np.testing.assert_array_equal(public.lines_[0].get_ydata(), curves.publishable_epsilon)
+    # Privacy-utility: one line through the candidates in order of epsilon, each annotated with its parameters.
+    utility = plotting.PrivacyUtilityDisplay(np.array([2.0, 0.5, 1.0]), np.array([0.9, 0.6, 0.8]), ["a", "b", "c"])
+    utility.plot(ax=axes[1, 0])
+    assert utility.ax_ is axes[1, 0] and axes[1, 0].get_lines() == [utility.line_]
+    np.testing.assert_array_equal(utility.line_.get_xdata(), [0.5, 1.0, 2.0])
+    np.testing.assert_array_equal(utility.line_.get_ydata(), [0.6, 0.8, 0.9])
+    assert {text.get_text(): text.xy for text in axes[1, 0].texts} == {"a": (2.0, 0.9), "b": (0.5, 0.6), "c": (1.0, 0.8)}
+    assert axes[1, 0].get_xlabel() == "publishable epsilon" and axes[1, 0].get_ylabel() == "mean test score"
+    assert not plotting.PrivacyUtilityDisplay(utility.epsilons, utility.scores, utility.labels).plot(
+        ax=axes[1, 1], annotate=False
+    ).ax_.texts
+    # Teacher count: label accuracy against the number of teachers.
+    counts = plotting.TeacherCountDisplay(np.array([5, 20, 50]), np.array([0.7, 0.9, 0.8]), np.array([120, 120, 90]))
+    counts.plot(ax=axes[1, 2])
+    assert counts.ax_ is axes[1, 2] and axes[1, 2].get_lines() == [counts.line_]
+    np.testing.assert_array_equal(counts.line_.get_xdata(), [5, 20, 50])
+    np.testing.assert_array_equal(counts.line_.get_ydata(), [0.7, 0.9, 0.8])
+    assert axes[1, 2].get_xlabel() == "teachers" and axes[1, 2].get_ylabel() == "accuracy of the answered labels"
+    # Nothing was drawn anywhere else: one figure, the given one.
+    assert plt.get_fignums() == [figure.number]
