@@ -5,7 +5,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_classification
 from sklearn.tree import DecisionTreeClassifier
 
 from skpate import NZC, ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, PATEClassifier, PrivacyLeakWarning, analyze
@@ -106,14 +105,11 @@ def test_unseeded_aggregation_draws_fresh_os_entropy():
 # -------------------------------------------------- bad input, systematically
 
 
-@pytest.fixture(scope="module")
-def data():
-    X, y = make_classification(n_samples=900, n_features=6, n_informative=4, n_classes=3, random_state=0)
-    return X[:600], y[:600], X[600:]
-
-
 def pate(**params):
-    defaults = dict(n_teachers=10, aggregator=GNMax(sigma=2.0), max_queries=50, random_state=0)
+    """10 teachers, 50 queries at GNMax(sigma=2), no budget (``epsilon=None``), labels 0, 1, 2."""
+    defaults = dict(
+        n_teachers=10, aggregator=GNMax(sigma=2.0), max_queries=50, epsilon=None, classes=[0, 1, 2], random_state=0
+    )
     return PATEClassifier(DecisionTreeClassifier(max_depth=3), **{**defaults, **params})
 
 
@@ -121,7 +117,8 @@ BAD_FITS = {
     "inf in public rows": (dict(), lambda X, y, P: (X, y, np.where(P > 2.5, np.inf, P)), "public rows.*infinity"),
     "inf in private rows": (dict(), lambda X, y, P: (np.where(X > 2.5, np.inf, X), y, P), "NaN or infinity"),
     "empty public set": (dict(), lambda X, y, P: (X, y, P[:0]), "no public rows"),
-    "one class only": (dict(), lambda X, y, P: (X, np.zeros_like(y), P), "one class"),
+    # Refused only without classes (the label set would come from the private rows); with classes given it fits.
+    "one class only": (dict(classes=None), lambda X, y, P: (X, np.zeros_like(y), P), "one class"),
     "unlabeled-only y": (dict(), lambda X, y, P: (X, -np.ones_like(y), None), "no private rows"),
     "mismatched lengths": (dict(), lambda X, y, P: (X, y[:-5], P), "inconsistent"),
     "public rows of another width": (dict(), lambda X, y, P: (X, y, P[:, :2]), "features"),
@@ -146,9 +143,9 @@ BAD_FITS = {
 
 
 @pytest.mark.parametrize("case", list(BAD_FITS))
-def test_bad_input_is_a_clear_error_and_leaves_no_partial_state(data, case):
+def test_bad_input_is_a_clear_error_and_leaves_no_partial_state(three_class_split_small, case):
     params, corrupt, match = BAD_FITS[case]
-    X, y, X_pub = data
+    X, y, X_pub = three_class_split_small
     if corrupt is not None:
         X, y, X_pub = corrupt(X, y, X_pub)
     clf = pate(**params)
@@ -157,8 +154,8 @@ def test_bad_input_is_a_clear_error_and_leaves_no_partial_state(data, case):
     assert not [name for name in vars(clf) if name.endswith("_") and not name.startswith("_")]
 
 
-def test_failed_refit_keeps_the_previous_fit_whole(data):
-    X, y, X_pub = data
+def test_failed_refit_keeps_the_previous_fit_whole(three_class_split_small):
+    X, y, X_pub = three_class_split_small
     clf = pate().fit(X, y, X_public=X_pub)
     before = {name: value for name, value in vars(clf).items() if name.endswith("_")}
     with pytest.raises(ValueError, match="threshold"):

@@ -23,7 +23,10 @@ def client():
 
 def test_teachers_are_fit_and_vote_on_the_dask_workers(client):
     X, y = make_classification(n_samples=2000, n_features=8, random_state=0)
-    params = dict(n_teachers=40, aggregator=GNMax(sigma=4.0), n_rounds=2, max_queries=200, random_state=0)
+    params = dict(
+        n_teachers=40, aggregator=GNMax(sigma=4.0), n_rounds=2, max_queries=200, epsilon=None, classes=[0, 1],
+        random_state=0,
+    )
     pate = PATEClassifier(DecisionTreeClassifier(max_depth=4), **params)
     with distributed.get_task_stream(client) as stream, joblib.parallel_backend("dask"):
         pate.fit(X[:1600], y[:1600], X_public=X[1600:])
@@ -44,7 +47,7 @@ def test_a_teachers_own_parallelism_stays_on_its_worker(client):
     X, y = make_classification(n_samples=1000, n_features=8, random_state=0)
     pate = PATEClassifier(
         RandomForestClassifier(n_estimators=4), n_teachers=10, aggregator=GNMax(sigma=4.0), max_queries=100,
-        student=DecisionTreeClassifier(), random_state=0,
+        epsilon=None, classes=[0, 1], student=DecisionTreeClassifier(), random_state=0,
     )  # fmt: skip
     with distributed.get_task_stream(client) as stream, joblib.parallel_backend("dask"):
         pate.fit(X[:800], y[:800], X_public=X[800:])
@@ -57,7 +60,10 @@ def test_ray_joblib_backend_gives_the_same_fit(capsys):
     from ray.util.joblib import register_ray
 
     X, y = make_classification(n_samples=2000, n_features=8, random_state=0)
-    params = dict(n_teachers=40, aggregator=GNMax(sigma=4.0), n_rounds=2, max_queries=200, random_state=0)
+    params = dict(
+        n_teachers=40, aggregator=GNMax(sigma=4.0), n_rounds=2, max_queries=200, epsilon=None, classes=[0, 1],
+        random_state=0,
+    )
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         register_ray()
