@@ -60,7 +60,8 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
     ``delta``, the number of classes), resolved in ``fit``: the fitted
     :class:`~skpate.PATEClassifier` is ``pate_`` and the resolved choices are
     ``vote_regression_`` and ``n_teachers_``. The publishable epsilon is
-    ``epsilon``, a budget fixed before the fit.
+    ``epsilon``, a budget fixed before the fit; :meth:`configured_pate`
+    shows the ``PATEClassifier`` a fit will run.
 
     Parameters
     ----------
@@ -161,8 +162,22 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _configured(self, classes):
-        """The ``PATEClassifier`` these parameters call for, and the resolved ``vote_regression`` (public only)."""
+    def configured_pate(self, classes=None):
+        """The unfitted ``PATEClassifier`` a fit with these parameters runs, from public quantities only.
+
+        Parameters
+        ----------
+        classes : array-like, default=None
+            The label set; None: ``classes``.
+
+        Returns
+        -------
+        pate : PATEClassifier
+        """
+        self._validate_params()
+        classes = self.classes if classes is None else classes
+        if classes is None:
+            raise ValueError("the recipe's noise depends on the number of classes: pass classes=[...] to plan a fit.")
         teacher = make_pipeline(clone(self.preprocessor, safe=False), RandomForestClassifier(max_features=None))
         pate = PATEClassifier(
             teacher, n_teachers=self.n_teachers, epsilon=self.epsilon, delta=self.delta, classes=classes,
@@ -182,7 +197,7 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
             noise = GaussianHistogram if vote_regression else GNMax
             aggregator = noise.for_ensemble(self.epsilon, self.delta, n_teachers, n_classes, self.max_answers)
             pate.set_params(n_teachers=n_teachers, aggregator=aggregator)
-        return pate, bool(vote_regression)
+        return pate
 
     def planned_cost(self, n_public):
         """What a fit will cost at most, known before it runs (see :meth:`skpate.PATEClassifier.planned_cost`).
@@ -196,10 +211,7 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         -------
         cost : skpate.privacy.Cost
         """
-        self._validate_params()
-        if self.classes is None:
-            raise ValueError("the recipe's noise depends on the number of classes: pass classes=[...] to plan a fit.")
-        return self._configured(self.classes)[0].planned_cost(n_public)
+        return self.configured_pate().planned_cost(n_public)
 
     def fit(self, X, y, *, X_public=None):
         """Resolve the settings for ``epsilon``, then fit the configured ``PATEClassifier``.
@@ -220,7 +232,8 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         name = type(self).__name__
         X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name)
         classes = check_classes(self.classes, y_private, name, stacklevel=3)
-        pate, self.vote_regression_ = self._configured(classes)
+        pate = self.configured_pate(classes)
+        self.vote_regression_ = isinstance(pate.student[-1], VoteRegressionClassifier)
         if self.warm_start and hasattr(self, "pate_"):  # the previous fit's teachers
             pate = self.pate_.set_params(**pate.get_params(deep=False))
         self.pate_ = pate.fit(X_private, y_private, X_public=X_pub)

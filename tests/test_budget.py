@@ -24,7 +24,9 @@ def data():
 
 
 def pate(accountant, **params):
-    defaults = dict(n_teachers=20, aggregator=GNMax(sigma=20.0), max_queries=50, random_state=0, classes=[0, 1, 2])
+    defaults = dict(
+        n_teachers=20, aggregator=GNMax(sigma=20.0), max_queries=50, epsilon=None, random_state=0, classes=[0, 1, 2]
+    )
     defaults.update(params)
     return PATEClassifier(DecisionTreeClassifier(max_depth=4), accountant=accountant, **defaults)
 
@@ -65,7 +67,7 @@ def test_fit_over_budget_is_refused_before_any_teacher_is_trained(data):
     accountant = RDPAccountant(epsilon=0.5, delta=1e-5)
     # max_depth=-1 would make every teacher's fit raise: the budget error must come first.
     clf = PATEClassifier(DecisionTreeClassifier(max_depth=-1), n_teachers=20, aggregator=GNMax(sigma=1.0),
-                         accountant=accountant, classes=[0, 1, 2])  # fmt: skip
+                         epsilon=None, accountant=accountant, classes=[0, 1, 2])  # fmt: skip
     with pytest.raises(BudgetExceededError, match="budget 0.5"):
         clf.fit(X, y, X_public=X_pub)
     assert accountant.n_fits == 0 and accountant.spent_epsilon == 0.0
@@ -82,7 +84,7 @@ def test_fit_failing_before_any_vote_is_not_charged_but_one_failing_after_is(dat
     X, y, X_pub = data
     accountant = RDPAccountant(epsilon=1e4, delta=1e-5)
     broken = PATEClassifier(DecisionTreeClassifier(max_depth=-1), n_teachers=20, aggregator=GNMax(sigma=20.0),
-                            max_queries=50, accountant=accountant, classes=[0, 1, 2])  # fmt: skip
+                            max_queries=50, epsilon=None, accountant=accountant, classes=[0, 1, 2])  # fmt: skip
     with pytest.raises(ValueError, match="max_depth"):
         broken.fit(X, y, X_public=X_pub)
     assert accountant.n_fits == 1 and accountant.spent_epsilon == 0.0
@@ -331,8 +333,9 @@ def test_exported_student_holds_no_teacher_private_row_or_vote(data):
     # Private rows carry values that occur nowhere in the public rows.
     X_private = X + 1e-3 * np.pi
     # Nearest-neighbour teachers store their private rows verbatim.
-    clf = PATEClassifier(KNeighborsClassifier(), n_teachers=20, aggregator=GNMax(sigma=2.0),
-                         student=LogisticRegression(), random_state=0).fit(X_private, y, X_public=X_pub)  # fmt: skip
+    clf = PATEClassifier(KNeighborsClassifier(), n_teachers=20, aggregator=GNMax(sigma=2.0), epsilon=None,
+                         classes=[0, 1, 2], student=LogisticRegression(), random_state=0)  # fmt: skip
+    clf.fit(X_private, y, X_public=X_pub)
     private_values = [value.tobytes() for value in np.unique(X_private)]
 
     def leaks(blob):
