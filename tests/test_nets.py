@@ -71,6 +71,8 @@ def test_cnn_teachers_and_student_in_pate(digits):
         aggregator=ConfidentGNMax(threshold=6, sigma_threshold=2, sigma=1.5),
         student=make_cnn((1, 8, 8), max_epochs=40, batch_size=16),
         max_queries=150,
+        epsilon=None,  # no budget: the papers' protocol (150 queries at this noise)
+        classes=np.arange(10),  # the ten digits
         random_state=0,
         n_jobs=2,
     ).fit(X[:1200], y[:1200], X_public=X[1200:1500])
