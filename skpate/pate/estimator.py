@@ -426,6 +426,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
     def __init__(
         self,
         estimator,
+        *,
         n_teachers=250,
         aggregator=None,
         student=None,

@@ -9,7 +9,14 @@ forests grown on the pool) and the model the count learners publish,
 
 from .cells import CellCountClassifier, KMeansCells
 from .count_model import NoisyCountModel
-from .linear import NoisyGDClassifier
+from .linear import NoisyGDClassifier, SoftmaxModel
 from .refit import LeafRefitClassifier
 
-__all__ = ["CellCountClassifier", "KMeansCells", "LeafRefitClassifier", "NoisyCountModel", "NoisyGDClassifier"]
+__all__ = [
+    "CellCountClassifier",
+    "KMeansCells",
+    "LeafRefitClassifier",
+    "NoisyCountModel",
+    "NoisyGDClassifier",
+    "SoftmaxModel",
+]

@@ -15,11 +15,13 @@ adjacency; under adding or removing a row (Opacus's relation, an option) the
 sum moves by at most ``C`` and the count is released once with noise.
 """
 
+import copy
 import numbers
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import log_softmax, softmax
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -30,7 +32,7 @@ from ..privacy.calibration import gradient_sigma, private_budget_split
 from ..privacy.gdp import gdp_mu
 from ._base import BasePoolClassifier, public_features
 
-__all__ = ["NoisyGDClassifier", "clipped_gradient"]
+__all__ = ["NoisyGDClassifier", "SoftmaxModel", "clipped_gradient", "in_unit_ball"]
 
 
 def clipped_gradient(A, W, codes, clip):
@@ -115,6 +117,8 @@ class NoisyGDClassifier(BasePoolClassifier):
     intercept_ : ndarray of shape (n_classes,)
     sigma_ : float
         Noise of every coordinate of every gradient sum.
+    model_ : SoftmaxModel
+        The publishable model (see :meth:`export_model`).
     privacy_spent_ : tuple of (float, float)
     privacy_report_ : skpate.PrivacyReport
 
@@ -186,6 +190,7 @@ class NoisyGDClassifier(BasePoolClassifier):
             noisy = clipped_gradient(A, W, codes, self.clip) + rng.normal(0.0, self.sigma_, W.shape)
             W -= self.learning_rate * cho_solve(preconditioner, noisy / n_rows)
         self.coef_, self.intercept_ = W[:-1].T.copy(), W[-1] * self.intercept_scaling
+        self.model_ = SoftmaxModel(self.preprocessor_, self.radius_, self.coef_, self.intercept_, classes)
 
     def _mechanism(self):
         return (
@@ -193,13 +198,26 @@ class NoisyGDClassifier(BasePoolClassifier):
             f"sigma={self.sigma_:.4g})"
         )
 
-    def _in_unit_ball(self, Z):
-        """Rows scaled into the unit ball at radius ``R``: ``z min(1, R / ||z||) / R``."""
-        return Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), self.radius_)
-
     def _design(self, Z):
-        """:meth:`_in_unit_ball` rows with the intercept column appended: what the gradient steps see."""
-        return np.hstack([self._in_unit_ball(Z), np.full((len(Z), 1), float(self.intercept_scaling))])
+        """Rows in the unit ball with the intercept column appended: what the gradient steps see."""
+        return np.hstack([in_unit_ball(Z, self.radius_), np.full((len(Z), 1), float(self.intercept_scaling))])
+
+    def export_model(self):
+        """The publishable artifact: an independent copy of the fitted softmax model.
+
+        Returns
+        -------
+        model : SoftmaxModel
+            The public feature map and the noisy weights; holds no private row.
+        """
+        check_is_fitted(self, "model_")
+        return copy.deepcopy(self.model_)
+
+    def _logits(self, X):
+        check_is_fitted(self, "model_")
+        X = check_rows(X)
+        validate_data(self, X, skip_check_array=True, reset=False)
+        return self.model_.logits(X)
 
     def decision_function(self, X):
         """Class scores (logits) of the rows; with two classes, the second's minus the first's.
@@ -212,15 +230,7 @@ class NoisyGDClassifier(BasePoolClassifier):
         -------
         scores : ndarray of shape (n_samples, n_classes), or (n_samples,) with two classes
         """
-        logits = self._logits(X)
-        return logits[:, 1] - logits[:, 0] if logits.shape[1] == 2 else logits
-
-    def _logits(self, X):
-        check_is_fitted(self, "coef_")
-        X = check_rows(X)
-        validate_data(self, X, skip_check_array=True, reset=False)
-        Z = X if self.preprocessor_ is None else self.preprocessor_.transform(X)
-        return self._in_unit_ball(check_array(Z, dtype=np.float64)) @ self.coef_.T + self.intercept_
+        return _decision(self._logits(X))
 
     def predict_proba(self, X):
         """Softmax of the class scores.
@@ -259,5 +269,61 @@ class NoisyGDClassifier(BasePoolClassifier):
         -------
         y : ndarray of shape (n_samples,)
         """
-        logits = self._logits(X)  # checks the fit first
-        return self.classes_[np.argmax(logits, axis=1)]
+        return self.classes_[np.argmax(self._logits(X), axis=1)]
+
+
+def in_unit_ball(Z, radius):
+    """Rows scaled into the unit ball at ``radius``: ``z min(1, radius / ||z||) / radius``."""
+    return Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), radius)
+
+
+def _decision(logits):
+    """sklearn's ``decision_function``: the logits, or with two classes the second's minus the first's."""
+    return logits[:, 1] - logits[:, 0] if logits.shape[1] == 2 else logits
+
+
+class SoftmaxModel(ClassifierMixin, BaseEstimator):
+    """A softmax regression on a public feature map: what :class:`NoisyGDClassifier` publishes.
+
+    Not fitted by itself: built from the fitted preprocessor (or None), the
+    radius, the noisy weights and the label set.
+
+    Parameters
+    ----------
+    preprocessor : fitted transformer or None
+    radius : float
+    coef : ndarray of shape (n_classes, n_features_out)
+    intercept : ndarray of shape (n_classes,)
+    classes : ndarray of shape (n_classes,)
+    """
+
+    def __init__(self, preprocessor, radius, coef, intercept, classes):
+        self.preprocessor = preprocessor
+        self.radius = radius
+        self.coef = coef
+        self.intercept = intercept
+        self.classes = classes
+
+    @property
+    def classes_(self):
+        return np.asarray(self.classes)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def logits(self, X):
+        """Class scores of the rows, shape ``(n_samples, n_classes)``."""
+        Z = X if self.preprocessor is None else self.preprocessor.transform(X)
+        return in_unit_ball(check_array(Z, dtype=np.float64), self.radius) @ self.coef.T + self.intercept
+
+    def decision_function(self, X):
+        """Class scores; with two classes, the second's minus the first's."""
+        return _decision(self.logits(X))
+
+    def predict_proba(self, X):
+        """Softmax of the class scores."""
+        return softmax(self.logits(X), axis=1)
+
+    def predict(self, X):
+        """The class of highest score."""
+        return self.classes_[np.argmax(self.logits(X), axis=1)]

@@ -1,0 +1,193 @@
+"""One contract for every estimator that learns from private rows (issue 28), checked on each of them.
+
+The parameters and their defaults, ``privacy_spent_`` within the budget, the same ``privacy_report_``
+attributes, ``planned_cost`` before the fit, ``export_model``, a shared accountant that refuses the fit
+that would exceed its budget, the ``-1`` convention in ``fit`` and ``score``, and a missing label set.
+"""
+
+import copy
+import inspect
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skpate import (
+    BudgetExceededError,
+    CellCountClassifier,
+    LeafRefitClassifier,
+    NoisyGDClassifier,
+    PATEClassifier,
+    PrivacyLeakWarning,
+    PrivacyReport,
+    RDPAccountant,
+    TabularPATEClassifier,
+)
+from skpate.base import PrivateClassifierMixin
+from skpate.privacy import Cost
+
+EPSILON = 8.0
+
+
+def _pate(**params):
+    return PATEClassifier(DecisionTreeClassifier(max_depth=3), n_teachers=10, n_rounds=1, **params)
+
+
+#: Each private estimator, small enough for a unit test; ``epsilon``, ``classes`` and ``random_state`` are set by
+#: the tests.
+ESTIMATORS = {
+    "PATEClassifier": lambda **p: _pate(**p),
+    "TabularPATEClassifier": lambda **p: TabularPATEClassifier(n_teachers=10, n_rounds=1, **p),
+    "LeafRefitClassifier": lambda **p: LeafRefitClassifier(_pate(random_state=0), n_estimators=5, **p),
+    "CellCountClassifier": lambda **p: CellCountClassifier(n_cells=20, n_partitions=3, **p),
+    "NoisyGDClassifier": lambda **p: NoisyGDClassifier(**p),
+}
+#: The estimators that offer a choice of neighbouring relation.
+OFFER_ADD_REMOVE = {"CellCountClassifier", "NoisyGDClassifier"}
+
+
+def make(name, **params):
+    return ESTIMATORS[name](**{"epsilon": EPSILON, "classes": [0, 1], "random_state": 0, **params})
+
+
+@pytest.fixture(scope="module")
+def rows():
+    """Private rows, a public pool and evaluation rows of one binary task."""
+    X, y = make_classification(n_samples=2000, n_features=6, n_informative=4, random_state=0)
+    return X[:1200], y[:1200], X[1200:1600], X[1600:], y[1600:]
+
+
+@pytest.fixture(scope="module", params=list(ESTIMATORS))
+def fitted(request, rows):
+    X, y, X_public, _, _ = rows
+    return request.param, make(request.param).fit(X, y, X_public=X_public)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_the_contract_parameters_and_their_defaults(name):
+    estimator = ESTIMATORS[name]()
+    assert isinstance(estimator, PrivateClassifierMixin)
+    signature = inspect.signature(type(estimator).__init__).parameters
+    defaults = {"epsilon": 1.0, "delta": 1e-5, "classes": None, "accountant": None, "random_state": None}
+    assert {key: signature[key].default for key in defaults} == defaults
+    assert all(signature[key].kind is inspect.Parameter.KEYWORD_ONLY for key in defaults)
+    if name in OFFER_ADD_REMOVE:
+        assert signature["neighboring"].default == "replace-one"
+        with pytest.raises(InvalidParameterError, match="neighboring"):
+            make(name, neighboring="add-one").fit(np.zeros((4, 6)), [0, 1, 0, 1], X_public=np.zeros((30, 6)))
+    else:
+        assert "neighboring" not in signature  # replace-one only, stated in privacy_report_.neighboring
+
+
+def test_a_fit_spends_at_most_its_budget_and_reports_it_the_same_way(fitted, rows):
+    name, estimator = fitted
+    epsilon, delta = estimator.privacy_spent_
+    assert 0 < epsilon <= EPSILON and delta == 1e-5
+    report = estimator.privacy_report_
+    assert isinstance(report, PrivacyReport) and isinstance(report.cost, Cost)
+    assert (report.epsilon, report.delta) == estimator.privacy_spent_
+    assert report.guarantee in ("a-priori", "budget") and report.accounting in ("gdp", "pld", "rdp")
+    assert report.neighboring == "replace-one" and report.mechanism
+    assert report.cost.epsilon(delta)[0] <= EPSILON * (1 + 1e-9)
+    fields = report.publishable()
+    assert fields["epsilon"] == epsilon and fields["neighboring"] == "replace-one"
+    # A data-dependent part only where an analysis exists: PATE's (private), none for the others.
+    has_analysis = name in ("PATEClassifier", "TabularPATEClassifier")
+    assert (report.data_dependent_epsilon is not None) is has_analysis
+    assert "data_dependent_epsilon" not in fields
+    assert "PUBLISH" in str(report)
+
+
+def test_the_cost_is_known_before_the_fit_and_covers_it(fitted, rows):
+    name, estimator = fitted
+    X_public = rows[2]
+    planned = make(name).planned_cost(len(X_public))
+    assert isinstance(planned, Cost)
+    assert make(name).publishable_epsilon(len(X_public)) == planned.epsilon(1e-5)[0] <= EPSILON * (1 + 1e-9)
+    assert estimator.privacy_spent_[0] <= planned.epsilon(1e-5)[0] * (1 + 1e-9)
+
+
+def test_export_model_is_an_independent_copy_that_predicts_the_same(fitted, rows):
+    _, estimator = fitted
+    X_eval = rows[3]
+    model = estimator.export_model()
+    assert model is not estimator and not isinstance(model, PrivateClassifierMixin)
+    np.testing.assert_array_equal(model.predict(X_eval), estimator.predict(X_eval))
+    assert estimator.export_model() is not model  # a new copy each time
+    assert copy.deepcopy(model) is not model
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_a_shared_accountant_refuses_the_fit_that_would_exceed_it(name, rows):
+    X, y, X_public, _, _ = rows
+    planned = make(name).planned_cost(len(X_public))
+    # Room for one fit (its filters split delta in two) but not for two: Gaussian costs add in mu^2.
+    accountant = RDPAccountant(epsilon=1.2 * planned.epsilon(1e-5 / 2)[0], delta=1e-5)
+    first = make(name, accountant=accountant).fit(X, y, X_public=X_public)
+    assert accountant.n_fits == 1 and 0 < accountant.spent_epsilon <= accountant.epsilon
+    second = clone(first)
+    assert second.accountant is accountant  # shared by clones, as a GridSearchCV's fits are
+    with pytest.raises(BudgetExceededError, match="does not fit in the budget"):
+        second.fit(X, y, X_public=X_public)
+    assert accountant.n_fits == 1 and not hasattr(second, "privacy_spent_")
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_minus_one_rows_are_public_in_fit_and_ignored_by_score(name, rows):
+    X, y, X_public, X_eval, y_eval = rows
+    given = make(name).fit(X, y, X_public=X_public)
+    marked = make(name).fit(np.vstack([X, X_public]), np.r_[y, np.full(len(X_public), -1)])
+    np.testing.assert_array_equal(marked.predict_proba(X_eval), given.predict_proba(X_eval))
+    assert marked.privacy_spent_ == given.privacy_spent_
+    # score ignores the -1 rows as fit does: the accuracy on the labeled rows only.
+    mixed_X, mixed_y = np.vstack([X_eval, X_public]), np.r_[y_eval, np.full(len(X_public), -1)]
+    assert given.score(mixed_X, mixed_y) == given.score(X_eval, y_eval)
+    with pytest.raises(ValueError, match="every label is -1"):
+        given.score(X_public, np.full(len(X_public), -1))
+
+
+def test_grid_search_with_minus_one_rows_in_its_folds_scores_the_labeled_rows(rows):
+    X, y, X_public, _, _ = rows
+    X_all, y_all = np.vstack([X, X_public]), np.r_[y, np.full(len(X_public), -1)]
+    cv = KFold(3, shuffle=True, random_state=0)
+    search = GridSearchCV(make("NoisyGDClassifier"), {"n_iter": [10, 50]}, cv=cv).fit(X_all, y_all)
+    for candidate, params in enumerate(search.cv_results_["params"]):
+        for fold, (train, test) in enumerate(cv.split(X_all)):
+            model = make("NoisyGDClassifier", **params).fit(X_all[train], y_all[train])
+            labeled = test[y_all[test] != -1]
+            expected = np.mean(model.predict(X_all[labeled]) == y_all[labeled])
+            assert search.cv_results_[f"split{fold}_test_score"][candidate] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_minus_one_is_a_class_when_classes_say_so(name, rows):
+    X, y, X_public, X_eval, y_eval = rows
+    signed, signed_eval = np.where(y == 0, -1, 1), np.where(y_eval == 0, -1, 1)
+    model = make(name, classes=[-1, 1]).fit(X, signed, X_public=X_public)
+    assert list(model.classes_) == [-1, 1]
+    # Here -1 rows are private rows of class -1, in fit and in score.
+    accuracy = np.mean(model.predict(X_eval) == signed_eval)
+    assert model.score(X_eval, signed_eval) == pytest.approx(accuracy)
+    with pytest.raises(ValueError, match="-1 is one of classes"):
+        make(name, classes=[-1, 1]).fit(X, signed)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_a_missing_label_set_is_taken_from_the_private_labels_with_a_warning(name, rows):
+    X, y, X_public, _, _ = rows
+    with pytest.warns(PrivacyLeakWarning, match=f"classes were not given, so {name} takes them from the private"):
+        model = make(name, classes=None).fit(X, y, X_public=X_public)
+    assert list(model.classes_) == [0, 1]
+    with pytest.raises(ValueError, match="only one class"):
+        make(name, classes=None).fit(X, np.zeros_like(y), X_public=X_public)
+    # With the label set given, one class in the private rows is no reason to refuse (a neighbour may differ).
+    model = make(name).fit(X, np.zeros_like(y), X_public=X_public) if name not in _NEEDS_TWO_CLASSES else None
+    assert model is None or list(model.classes_) == [0, 1]
+
+
+#: Teachers (a scikit-learn tree) that cannot be fit on one class: their own error, not a contract refusal.
+_NEEDS_TWO_CLASSES = set()
