@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.datasets import make_classification
 from sklearn.tree import DecisionTreeClassifier
 
 from skpate import NZC, ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, PATEClassifier, Plurality, PrivacyLeakWarning
@@ -142,14 +141,9 @@ def test_no_answered_mask_publishes_less_than_all_answered(n, data, sigmas, inte
 # ------------------------------------------------------ budget-first fits
 
 
-@pytest.fixture(scope="module")
-def data():
-    X, y = make_classification(n_samples=3000, n_features=8, n_informative=5, n_classes=3, random_state=0)
-    return X[:2000], y[:2000], X[2000:], y[2000:]
-
-
 def pate(**params):
-    defaults = dict(n_teachers=50, random_state=0, classes=[0, 1, 2])
+    """50 teachers, labels 0, 1, 2, no budget unless a test gives one (``epsilon=None``: the papers' protocol)."""
+    defaults = dict(n_teachers=50, epsilon=None, random_state=0, classes=[0, 1, 2])
     return PATEClassifier(DecisionTreeClassifier(max_depth=4), **{**defaults, **params})
 
 
@@ -165,8 +159,8 @@ def pate(**params):
     ],
 )
 @pytest.mark.parametrize("epsilon", [1.0, 3.0])
-def test_budget_first_fit_never_publishes_more_and_spends_nearly_all(data, aggregator, rounds, epsilon):
-    X, y, X_pub, _ = data
+def test_budget_first_fit_never_publishes_more_and_spends_nearly_all(three_class_split_large, aggregator, rounds, epsilon):
+    X, y, X_pub, _ = three_class_split_large
     clf = pate(aggregator=aggregator, epsilon=epsilon, n_rounds=rounds).fit(X, y, X_public=X_pub)
     report = clf.privacy_report_
     assert clf.privacy_spent_ == (report.epsilon, 1e-5) and report.epsilon <= epsilon
@@ -181,8 +175,8 @@ def test_budget_first_fit_never_publishes_more_and_spends_nearly_all(data, aggre
         assert clf.n_queries_ > apriori
 
 
-def test_budget_without_noise_calibrates_gnmax(data):
-    X, y, X_pub, y_pub = data
+def test_budget_without_noise_calibrates_gnmax(three_class_split_large):
+    X, y, X_pub, y_pub = three_class_split_large
     clf = pate(epsilon=2.0).fit(X, y, X_public=X_pub)
     # GNMax.for_ensemble: 50 teachers, 3 classes -> sigma = 50 / (1.75 sqrt(3 / 2)) = 23.33, which 2.0 covers for
     # fewer than the 1,000 public rows (so the noise is not lowered).
@@ -207,8 +201,8 @@ def test_publishable_epsilon_before_the_fit_needs_the_label_set_for_default_nois
     assert pate(epsilon=2.0, classes=None, aggregator=GNMax(sigma=20.0)).publishable_epsilon(1000) <= 2.0
 
 
-def test_budget_that_the_plan_never_reaches_publishes_the_apriori_bound(data):
-    X, y, X_pub, _ = data
+def test_budget_that_the_plan_never_reaches_publishes_the_apriori_bound(three_class_split_large):
+    X, y, X_pub, _ = three_class_split_large
     clf = pate(aggregator=GNMax(sigma=15.0), epsilon=50.0, max_queries=40).fit(X, y, X_public=X_pub)
     assert clf.n_queries_ == 40 and clf.privacy_report_.guarantee == "a-priori"
     assert clf.privacy_spent_[0] == pytest.approx(gdp_epsilon(np.sqrt(40 * 2 / 225), 1e-5))
@@ -225,8 +219,8 @@ def test_budget_that_the_plan_never_reaches_publishes_the_apriori_bound(data):
         (dict(epsilon=-1.0), "epsilon"),
     ],
 )
-def test_bad_budgets_are_refused_before_any_teacher(data, params, match):
-    X, y, X_pub, _ = data
+def test_bad_budgets_are_refused_before_any_teacher(three_class_split_large, params, match):
+    X, y, X_pub, _ = three_class_split_large
     clf = pate(**params)
     with pytest.raises(ValueError, match=match):
         clf.fit(X, y, X_public=X_pub)
@@ -236,18 +230,24 @@ def test_bad_budgets_are_refused_before_any_teacher(data, params, match):
 # --------------------------------------------------------- the label set
 
 
-def test_classes_from_private_labels_warn_and_name_them(data):
-    X, y, X_pub, _ = data
-    with pytest.warns(PrivacyLeakWarning, match=r"\[.*0.*1.*2.*\]"):
-        pate(classes=None, aggregator=GNMax(5.0), max_queries=20).fit(X, y, X_public=X_pub)
+def test_classes_from_private_labels_warn_and_name_the_fix(three_class_split_large):
+    """Without classes the label set is read from the private labels: a PrivacyLeakWarning that names the fix,
+    points at the caller's line, and quotes no label (the warning lands in logs)."""
+    X, y, X_pub, _ = three_class_split_large
+    names = np.array(["secret-a", "secret-b", "secret-c"])
+    with pytest.warns(PrivacyLeakWarning, match=r"from the private labels.*Pass PATEClassifier\(classes=\.\.\.\)") as caught:
+        clf = pate(classes=None, aggregator=GNMax(5.0), max_queries=20).fit(X, names[y], X_public=X_pub)
+    assert list(clf.classes_) == list(names)
+    assert len(caught) == 1 and caught[0].filename == __file__
+    assert "secret" not in str(caught[0].message)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         pate(aggregator=GNMax(5.0), max_queries=20).fit(X, y, X_public=X_pub)
 
 
-def test_public_classes_fix_the_vote_columns(data):
+def test_public_classes_fix_the_vote_columns(three_class_split_large):
     """Finding 3: a label absent from the private rows is still a column, so its presence is not published."""
-    X, y, X_pub, _ = data
+    X, y, X_pub, _ = three_class_split_large
     clf = pate(classes=[0, 1, 2, 3], aggregator=GNMax(5.0), max_queries=50).fit(X, y, X_public=X_pub)
     assert list(clf.classes_) == [0, 1, 2, 3] and clf.predict_proba(X_pub).shape == (len(X_pub), 4)
     with pytest.raises(ValueError, match="not in classes"):
@@ -256,24 +256,24 @@ def test_public_classes_fix_the_vote_columns(data):
         pate(classes=[0, 0, 1]).fit(X, y, X_public=X_pub)
 
 
-def test_unsigned_labels(data):
-    X, y, X_pub, _ = data
+def test_unsigned_labels(three_class_split_large):
+    X, y, X_pub, _ = three_class_split_large
     clf = pate(classes=np.array([0, 1, 2], dtype=np.uint8), aggregator=GNMax(5.0), max_queries=50)
     clf.fit(X, y.astype(np.uint8), X_public=X_pub)
     assert set(np.unique(clf.public_labels_)) <= {-1, 0, 1, 2}
 
 
-def test_warm_start_checks_the_classes(data):
-    X, y, X_pub, _ = data
+def test_warm_start_checks_the_classes(three_class_split_large):
+    X, y, X_pub, _ = three_class_split_large
     clf = pate(aggregator=GNMax(5.0), max_queries=20, warm_start=True).fit(X, y, X_public=X_pub)
     with pytest.raises(ValueError, match="warm_start"):
         clf.set_params(classes=[0, 1, 2, 3]).fit(X, y, X_public=X_pub)
 
 
-def test_default_fit_publishes_a_number_independent_of_the_votes(data):
+def test_default_fit_publishes_a_number_independent_of_the_votes(three_class_split_large):
     """Finding 2: the default release order came from the private votes; now two different private
     datasets of the same size publish the same epsilon."""
-    X, y, X_pub, _ = data
+    X, y, X_pub, _ = three_class_split_large
     noisy = np.random.default_rng(0).permutation(y)  # labels unrelated to X: teachers disagree
     a = pate(aggregator=ConfidentGNMax(35, 20.0, 10.0), max_queries=100).fit(X, y, X_public=X_pub)
     b = pate(aggregator=ConfidentGNMax(35, 20.0, 10.0), max_queries=100).fit(X, noisy, X_public=X_pub)
@@ -283,11 +283,11 @@ def test_default_fit_publishes_a_number_independent_of_the_votes(data):
     assert a.privacy_report_.sanitized_epsilon is None  # no release unless asked for
 
 
-def test_publishable_fields_hold_nothing_computed_from_the_raw_votes(data):
+def test_publishable_fields_hold_nothing_computed_from_the_raw_votes(three_class_split_large):
     """report.publishable(): JSON-ready, and equal for two private datasets whose released outputs agree."""
     import json
 
-    X, y, X_pub, _ = data
+    X, y, X_pub, _ = three_class_split_large
     noisy = np.random.default_rng(0).permutation(y)
     a = pate(aggregator=GNMax(5.0), max_queries=40).fit(X, y, X_public=X_pub).privacy_report_
     b = pate(aggregator=GNMax(5.0), max_queries=40).fit(X, noisy, X_public=X_pub).privacy_report_
@@ -296,6 +296,8 @@ def test_publishable_fields_hold_nothing_computed_from_the_raw_votes(data):
     fields = json.loads(json.dumps(a.publishable()))
     assert fields["epsilon"] == a.epsilon == pytest.approx(gdp_epsilon(np.sqrt(2 * 40) / 5.0, 1e-5))
     assert fields["guarantee"] == "a-priori" and fields["n_queries"] == 40 and fields["sanitized_epsilon"] is None
+    # What was released and the unit of privacy: public parameters, the same for both datasets.
+    assert fields["mechanism"] == fields["aggregator"] == "GNMax(sigma=5.0)" and fields["neighboring"] == "replace-one"
     assert not {"data_dependent_epsilon", "data_dependent_order", "rdp", "rdp_per_query"} & set(fields)
     budget = pate(aggregator=ConfidentGNMax(35, 20.0, 10.0), epsilon=2.0, max_queries=None).fit(X, y, X_public=X_pub)
     fields = budget.privacy_report_.publishable()
