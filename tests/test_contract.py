@@ -185,9 +185,4 @@ def test_a_missing_label_set_is_taken_from_the_private_labels_with_a_warning(nam
     with pytest.raises(ValueError, match="only one class"):
         make(name, classes=None).fit(X, np.zeros_like(y), X_public=X_public)
     # With the label set given, one class in the private rows is no reason to refuse (a neighbour may differ).
-    model = make(name).fit(X, np.zeros_like(y), X_public=X_public) if name not in _NEEDS_TWO_CLASSES else None
-    assert model is None or list(model.classes_) == [0, 1]
-
-
-#: Teachers (a scikit-learn tree) that cannot be fit on one class: their own error, not a contract refusal.
-_NEEDS_TWO_CLASSES = set()
+    assert list(make(name).fit(X, np.zeros_like(y), X_public=X_public).classes_) == [0, 1]
