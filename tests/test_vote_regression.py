@@ -135,19 +135,12 @@ def test_default_regressor_is_a_seeded_smoothing_forest():
 # ------------------------------------------------------------ PATEClassifier
 
 
-@pytest.fixture(scope="module")
-def data():
-    X, y = make_classification(n_samples=3000, n_features=8, n_informative=5, random_state=0)
-    labels = np.where(y == 1, "pos", "neg")
-    return X[:2000], labels[:2000], X[2000:2600], X[2600:], labels[2600:]
-
-
-def test_vote_student_gets_the_released_histograms(data):
-    X, y, X_pub, _, _ = data
+def test_vote_student_gets_the_released_histograms(binary_string_split):
+    X, y, X_pub, _, _ = binary_string_split
     student = VoteRegressionClassifier(KNeighborsRegressor(n_neighbors=1))
     clf = PATEClassifier(
         LogisticRegression(), n_teachers=20, student=student, aggregator="gaussian-histogram", max_queries=150,
-        classes=["neg", "pos"], random_state=0,
+        epsilon=None, classes=["neg", "pos"], random_state=0,
     ).fit(X, y, X_public=X_pub)  # fmt: skip
     fitted = clf.student_
     assert fitted.regressor_.n_samples_fit_ == clf.n_answered_ == 150
@@ -158,12 +151,12 @@ def test_vote_student_gets_the_released_histograms(data):
     assert clf.student is student and student.classes is None  # the parameter is untouched; the clone is set
 
 
-def test_histogram_labels_match_gnmax_with_the_same_seed(data):
-    X, y, X_pub, _, _ = data
+def test_histogram_labels_match_gnmax_with_the_same_seed(binary_string_split):
+    X, y, X_pub, _, _ = binary_string_split
     fits = [
         PATEClassifier(
-            LogisticRegression(), n_teachers=20, aggregator=aggregator, max_queries=200, classes=["neg", "pos"],
-            random_state=4,
+            LogisticRegression(), n_teachers=20, aggregator=aggregator, max_queries=200, epsilon=None,
+            classes=["neg", "pos"], random_state=4,
         ).fit(X, y, X_public=X_pub)
         for aggregator in (GNMax(sigma=4.0), GaussianHistogram(sigma=4.0))
     ]  # fmt: skip
@@ -172,8 +165,8 @@ def test_histogram_labels_match_gnmax_with_the_same_seed(data):
     assert fits[1].privacy_report_.data_dependent_epsilon > fits[0].privacy_report_.data_dependent_epsilon
 
 
-def test_budget_fit_with_a_vote_student_picks_the_histogram(data):
-    X, y, X_pub, X_eval, y_eval = data
+def test_budget_fit_with_a_vote_student_picks_the_histogram(binary_string_split):
+    X, y, X_pub, X_eval, y_eval = binary_string_split
     student = VoteRegressionClassifier(random_state=0)
     clf = PATEClassifier(
         LogisticRegression(), n_teachers=40, student=student, epsilon=2.0, classes=["neg", "pos"], random_state=0
@@ -190,8 +183,8 @@ def test_budget_fit_with_a_vote_student_picks_the_histogram(data):
     assert b"teachers_" not in published and b"TeacherEnsemble" not in published
 
 
-def test_vote_student_needs_released_histograms(data):
-    X, y, X_pub, _, _ = data
+def test_vote_student_needs_released_histograms(binary_string_split):
+    X, y, X_pub, _, _ = binary_string_split
     student = make_pipeline(StandardScaler(), VoteRegressionClassifier())
     with pytest.raises(ValueError, match="does not release; use aggregator='gaussian-histogram'"):
         PATEClassifier(LogisticRegression(), n_teachers=20, student=student, aggregator=GNMax(4.0),
@@ -201,17 +194,20 @@ def test_vote_student_needs_released_histograms(data):
                        classes=["neg", "pos"]).fit(X, y, X_public=X_pub)  # fmt: skip
 
 
-def test_recipe_with_vote_regression(data):
-    X, y, X_pub, X_eval, y_eval = data
-    pate = make_tabular_pate(StandardScaler(), epsilon=1.0, classes=["neg", "pos"], n_teachers=40,
-                             vote_regression=True, random_state=0)  # fmt: skip
-    assert isinstance(pate.student[-1], VoteRegressionClassifier) and pate.aggregator is None
-    assert isinstance(pate.estimator[-1], RandomForestClassifier)
+def test_recipe_with_vote_regression(binary_string_split):
+    X, y, X_pub, X_eval, y_eval = binary_string_split
+    recipe = make_tabular_pate(StandardScaler(), epsilon=1.0, classes=["neg", "pos"], n_teachers=40,
+                               vote_regression=True, random_state=0)  # fmt: skip
+    # The recipe resolves its settings in fit; the PATEClassifier it plans is known before, from public quantities.
     fixed = make_tabular_pate(epsilon=1.0, classes=[0, 1], n_teachers=40, max_answers=300, vote_regression=True)
-    assert repr(fixed.aggregator) == repr(GaussianHistogram.for_ensemble(1.0, 1e-5, 40, 2, 300))
-    pate.fit(X, y, X_public=X_pub)
-    assert isinstance(pate.aggregator_, GaussianHistogram) and pate.privacy_spent_[0] <= 1.0
-    assert pate.score(X_eval, y_eval) > 0.7
+    assert repr(fixed.configured_pate().aggregator) == repr(GaussianHistogram.for_ensemble(1.0, 1e-5, 40, 2, 300))
+    recipe.fit(X, y, X_public=X_pub)
+    pate = recipe.pate_
+    assert recipe.vote_regression_ and isinstance(pate.student[-1], VoteRegressionClassifier)
+    assert pate.aggregator is None and isinstance(pate.estimator[-1], RandomForestClassifier)
+    assert isinstance(pate.aggregator_, GaussianHistogram) and recipe.privacy_spent_ == pate.privacy_spent_
+    assert recipe.privacy_spent_[0] <= 1.0
+    assert recipe.score(X_eval, y_eval) > 0.7
 
 
 def test_released_margins_leak_what_gnmax_data_dependent_bound_would_miss():
