@@ -14,11 +14,6 @@ from skpate.datasets import (
 )
 
 
-@pytest.fixture(scope="module")
-def adult():
-    return load_adult()
-
-
 def test_shapes_labels_and_missing_values(adult):
     train, test = adult
     assert train.shape == (32561, 15) and test.shape == (16281, 15)

@@ -13,7 +13,8 @@ from skpate.datasets import _idx, load_idx_dataset, read_idx
 def write_idx(path, array, type_code=0x08, compress=True):
     header = bytes([0, 0, type_code, array.ndim]) + struct.pack(f">{array.ndim}I", *array.shape)
     data = header + array.astype(np.dtype(_idx._IDX_DTYPES[type_code])).tobytes()
-    (gzip.open if compress else open)(path, "wb").write(data)
+    with (gzip.open if compress else open)(path, "wb") as file:
+        file.write(data)
     return path
 
 
@@ -45,8 +46,10 @@ def test_read_idx_rejects_bad_files(tmp_path):
     with pytest.raises(ValueError, match="not an IDX file"):
         read_idx(tmp_path / "bad")
     path = write_idx(tmp_path / "short.gz", np.zeros((3, 2)))
-    raw = gzip.open(path).read()[:-1]
-    gzip.open(path, "wb").write(raw)
+    with gzip.open(path) as file:
+        raw = file.read()[:-1]
+    with gzip.open(path, "wb") as file:
+        file.write(raw)
     with pytest.raises(ValueError, match="header says"):
         read_idx(path)
 
