@@ -55,7 +55,7 @@ print(f"non-private forest on all private rows:     {baseline.score(data.X_eval,
 
 # The artifact to publish is the student alone (the PATEClassifier holds the
 # teachers), with privacy_spent_: at most the budget, (1.0, 1e-05).
-student = pate.export_student()
+student = pate.export_model()
 epsilon, delta = pate.privacy_spent_
 print(f"publish the student with (epsilon, delta) = ({epsilon:g}, {delta:g})")
 

@@ -35,6 +35,13 @@ __all__ = ["TabularPATEClassifier", "make_tabular_pate", "make_tabular_refit"]
 VOTE_REGRESSION_ANSWERS = 400
 
 
+#: Fitted attributes of the PATE estimator a recipe copies: the resolved settings and the released outputs.
+_PUBLISHED_ATTRIBUTES = (
+    "classes_", "n_teachers_", "aggregator_", "query_strategy_", "n_rounds_", "n_queries_", "n_answered_",
+    "n_labeled_", "public_labels_", "public_queried_",
+)  # fmt: skip
+
+
 class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """A budget-first :class:`~skpate.PATEClassifier` for tabular data: forest teachers, a smooth forest student.
 
@@ -108,7 +115,10 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         The fitted PATE estimator. Private: it holds the teachers.
     vote_regression_ : bool
         ``vote_regression``, resolved.
-    n_teachers_ : int
+    n_teachers_, aggregator_, query_strategy_, n_rounds_ : resolved settings
+        As :class:`~skpate.PATEClassifier`'s.
+    n_queries_, n_answered_, n_labeled_, public_labels_, public_queried_ : released outputs
+        As :class:`~skpate.PATEClassifier`'s.
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     privacy_spent_ : tuple of (float, float)
@@ -238,8 +248,8 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
             pate = self.pate_.set_params(**pate.get_params(deep=False))
         self.pate_ = pate.fit(X_private, y_private, X_public=X_pub)
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
-        self.n_teachers_ = self.pate_.n_teachers_
-        self.classes_ = self.pate_.classes_
+        for name in _PUBLISHED_ATTRIBUTES:  # what the fit released and resolved, beside the private pate_
+            setattr(self, name, getattr(self.pate_, name))
         self.privacy_report_ = self.pate_.privacy_report_
         self.privacy_spent_ = self.pate_.privacy_spent_
         return self

@@ -47,6 +47,7 @@ class _Plan(NamedTuple):
     reserved: Cost  # everything the fit can cost: what an accountant reserves
     query_strategy: str = "random"  # "auto" resolved
     n_rounds: int = 1  # "auto" resolved
+    semi_supervised: bool = False  # "auto" resolved
 
 
 class _Inputs(NamedTuple):
@@ -328,7 +329,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         unpickled on first use), and the votes they cast, kept so that a
         ``warm_start`` refit votes only on rows it has not seen. Trained on
         private data: never publish them, nor this object; publish
-        :meth:`export_student`.
+        :meth:`export_model`.
     student_ : estimator
         The fitted student.
     classes_ : ndarray of shape (n_classes,)
@@ -360,6 +361,8 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         ``query_strategy``, resolved.
     n_rounds_ : int
         ``n_rounds``, resolved.
+    semi_supervised_ : bool
+        ``semi_supervised``, resolved.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -397,7 +400,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
     >>> clf = PATEClassifier(DecisionTreeClassifier(max_depth=3), n_teachers=50, classes=[0, 1],
     ...                      aggregator=GNMax(sigma=20), epsilon=2.0, random_state=0)
     >>> clf = clf.fit(X[:2500], y[:2500], X_public=X[2500:])
-    >>> epsilon, delta = clf.privacy_spent_  # what to publish with clf.export_student()
+    >>> epsilon, delta = clf.privacy_spent_  # what to publish with clf.export_model()
     >>> epsilon <= 2.0
     True
     """
@@ -604,7 +607,10 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
                 f"InteractiveGNMax rounds need a student with predict_proba; {type(student).__name__} has none."
             )
         plan = self._plan_budget(aggregator, n_possible, self._release_order(aggregator))
-        return aggregator, student, plan._replace(query_strategy=strategy, n_rounds=n_rounds)
+        semi_supervised = is_semi_supervised(student) if self.semi_supervised == "auto" else self.semi_supervised
+        return aggregator, student, plan._replace(
+            query_strategy=strategy, n_rounds=n_rounds, semi_supervised=bool(semi_supervised)
+        )
 
     def _ensemble(self, data, rng):
         """The teachers of this fit: reused (``warm_start``) or partitioned and seeded, not yet trained."""
@@ -640,7 +646,6 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         submitted only if it fits even if answered: a privacy filter in
         Gaussian DP. Everything released is recorded in ``transcript``.
         """
-        semi_supervised = is_semi_supervised(student) if self.semi_supervised == "auto" else self.semi_supervised
         check, answer = aggregator.query_cost()
         round_sizes = [len(chunk) for chunk in np.array_split(np.arange(plan.n_queries), plan.n_rounds)]
         fitted_student = None
@@ -689,7 +694,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
             )
             self._log(f"aggregated with {aggregator!r}: {np.count_nonzero(labels >= 0)} of {n_run} answered")
             if np.any(transcript.labels >= 0):
-                self._fit_student(student, data.X_public, transcript, data.classes, semi_supervised)
+                self._fit_student(student, data.X_public, transcript, data.classes, plan.semi_supervised)
                 fitted_student = student
         if not transcript.votes:
             raise ValueError("no query was submitted; raise epsilon or max_queries, or give more public rows.")
@@ -735,6 +740,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         self.aggregator_ = aggregator
         self.query_strategy_ = plan.query_strategy
         self.n_rounds_ = plan.n_rounds
+        self.semi_supervised_ = plan.semi_supervised
         self.n_queries_ = transcript.n_queries
         self.n_answered_ = report.n_answered
         self.n_labeled_ = int(labeled.size)
