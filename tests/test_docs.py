@@ -14,6 +14,9 @@ pytest.importorskip("matplotlib")
 
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
 
+# Slow (a full Sphinx build): off the unit tests' path with -m "not docs"; a plain run still builds the docs.
+pytestmark = pytest.mark.docs
+
 
 def test_docs_build_without_warnings(tmp_path):
     result = subprocess.run(
