@@ -53,9 +53,9 @@ def ensemble_noise_divisor(n_classes):
     return 1.75 * np.sqrt(n_classes / 2)
 
 
-#: Answers a budget should buy (``teachers_for_budget``). On Fashion-MNIST, 140 answers held the student back at
-#: epsilon 1 (0.70; 800 from 584 teachers: 0.80), and 500 teachers' 4,040 answers at epsilon 3 did worse than 250's
-#: 1,010 (0.80 against 0.83). A non-private choice on the benchmarks, disclosed.
+#: Answers a budget should buy (``teachers_for_budget``): enough labels for the student where 250 teachers buy few,
+#: without shrinking the teachers' partitions where 250 already buy enough. Chosen on Fashion-MNIST's evaluation
+#: images (non-private tuning, disclosed); the measurements are in docs/benchmarks/fashion_mnist.md.
 AUTO_ANSWERS = 800
 
 
@@ -74,11 +74,11 @@ def teachers_for_budget(epsilon, delta, n_classes, n_answers=AUTO_ANSWERS):
     each teacher's partition shrinks as its inverse.
 
     A function of public quantities only: it spends no privacy, and the
-    publishable epsilon of the fit stays the budget. Measured (README): on
-    Fashion-MNIST at epsilon 1, 584 teachers instead of 250 lifted the
-    student from 0.70 to 0.80; on UCI Adult at epsilon 0.5, about 500
-    instead of 250 were level, within the seeds' spread. A small private
-    set can make the partitions too small to learn from (check
+    publishable epsilon of the fit stays the budget. More, smaller teachers
+    trade each teacher's accuracy for more answers, for budgets where 250
+    teachers buy few; the measurements are in
+    ``docs/benchmarks/fashion_mnist.md`` and ``docs/benchmarks/adult.md``.
+    A small private set can make the partitions too small to learn from (check
     ``n_private / n_teachers``).
 
     Parameters
@@ -455,15 +455,15 @@ class GNMax(_FromBudget, _Aggregator):
         if that is more than ``max_answers``, the smallest noise with which
         ``max_answers`` answers spend the budget (:meth:`for_budget`).
 
-        Many noisy answers beat few clean ones, up to a few thousand: on UCI
-        Adult (2 classes) ``n / 1.75`` did best at publishable epsilon 0.5-2,
-        and at epsilon 4, 2,000 answers at less noise beat all 8,140 public
-        rows at ``n / 1.75`` (``benchmarks/adult_sweep.py``); on
-        Fashion-MNIST (10 classes) ``n / 4`` did best
-        (``benchmarks/fashion_scattering.py``): more classes split the
-        votes, so the top count needs less noise to stand out. Chosen on the
-        benchmarks' evaluation halves (non-private tuning, disclosed). A
-        function of public quantities only, safe before seeing data.
+        The noise favours many noisy answers over few clean ones, up to
+        ``max_answers``, past which the budget buys less noise instead; the
+        divisor grows with ``sqrt(n_classes)`` because more classes split the
+        votes, so the top count needs less noise to stand out. The divisor
+        and the cap were chosen on the evaluation halves of UCI Adult (2
+        classes) and Fashion-MNIST (10 classes) (non-private tuning,
+        disclosed); the sweeps are in ``docs/benchmarks/adult.md`` and
+        ``docs/benchmarks/fashion_mnist.md``. A function of public quantities
+        only, safe before seeing data.
 
         Parameters
         ----------
@@ -535,9 +535,9 @@ class GaussianHistogram(GNMax):
 
     :meth:`for_ensemble` puts twice GNMax's noise, ``sigma = 2 n_teachers /
     c``, which buys four times the answers: a regression student averages
-    the noise over neighbouring rows, and on UCI Adult it did better with
-    more, noisier answers (``benchmarks/adult.py``; chosen on the
-    evaluation half, non-private tuning, disclosed).
+    the noise over neighbouring rows, so it can use more, noisier answers.
+    The factor was chosen on UCI Adult's evaluation half (non-private
+    tuning, disclosed; measured in ``docs/benchmarks/adult.md``).
 
     Examples
     --------

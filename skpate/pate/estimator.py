@@ -32,7 +32,8 @@ from ._teachers import TeacherEnsemble, seed_estimator
 
 __all__ = ["PATEClassifier"]
 
-#: Rounds of uncertainty sampling of ``n_rounds="auto"`` (measured: 5 beat 3, 10 no better than 5).
+#: Rounds of uncertainty sampling of ``n_rounds="auto"``: the tabular recipe's, chosen on UCI Adult's evaluation half
+#: (non-private tuning, disclosed; measured in docs/benchmarks/adult.md).
 AUTO_ROUNDS = 5
 #: Teachers of ``n_teachers="auto"`` where the budget buys enough answers with them, or without a budget (the papers').
 AUTO_MIN_TEACHERS = 250
@@ -198,8 +199,9 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         250 from 2.6 on). A
         function of ``epsilon``, ``delta`` and the number of classes: public,
         it spends nothing. The answers a budget buys grow as the square of
-        the number of teachers; where they are few, more and smaller teachers
-        were worth it (README: Fashion-MNIST at epsilon 1). Check that each
+        the number of teachers; "auto" trades each teacher's accuracy for
+        more answers where they are few (measured on Fashion-MNIST at epsilon
+        1: ``docs/benchmarks/fashion_mnist.md``). Check that each
         teacher still gets enough rows to learn from.
     aggregator : aggregator object or str, default=None
         Noisy aggregation of the votes, from :mod:`skpate.pate.aggregators`, or
@@ -211,7 +213,8 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         n_teachers / (1.75 sqrt(n_classes / 2))`` (``n_teachers / 1.75`` for
         two classes) with as many queries as the budget allows, or less noise
         where that would be more than 2,000 queries or the public rows (see
-        :meth:`GNMax.for_ensemble`, measured on UCI Adult and Fashion-MNIST).
+        :meth:`GNMax.for_ensemble`; chosen on UCI Adult and Fashion-MNIST,
+        ``docs/benchmarks/adult.md`` and ``docs/benchmarks/fashion_mnist.md``).
         With a student that learns from vote counts (below),
         :class:`~skpate.GaussianHistogram` in place of GNMax, the same way.
         ``InteractiveGNMax`` compares the teachers with
@@ -267,11 +270,10 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         ``InteractiveGNMax``. The cost of all rounds composes in the report.
         ``"auto"``: 5 rounds with uncertainty sampling, else 1. With a
         budget, the default GNMax, uncertainty sampling and 5 rounds are the
-        tabular recipe's settings: on UCI Adult they lifted the default fit
-        (a forest as teachers and student) by 0.9 to 3.8 points at
-        publishable epsilon 0.5 to 4 (``benchmarks/adult.py``, 3 seeds; 10
-        seeds: within 0.7 point of the recipe; the previous default was
-        ``sigma = n_teachers / 3`` and random queries in one round).
+        tabular recipe's settings, chosen on UCI Adult's evaluation half
+        (non-private tuning, disclosed); they replaced ``sigma = n_teachers /
+        3`` and random queries in one round. The default fit against the
+        recipe and the previous default: ``docs/benchmarks/adult.md``.
     semi_supervised : bool or "auto", default="auto"
         Give the student every public row, labeled ``-1`` where there is no
         answer (scikit-learn's convention). ``"auto"``: when the student is

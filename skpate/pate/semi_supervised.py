@@ -45,9 +45,9 @@ class PseudoLabelClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     a few labeled rows are not drowned by thousands of pseudo-labeled ones.
 
     As a ``PATEClassifier`` teacher, each teacher fits its private partition
-    and the public pool (unlabeled, free); on Fashion-MNIST scattering
-    features, teachers of 103 and 240 images gained 2 to 4 points of accuracy
-    (``benchmarks/fashion_scattering.py``). As a student, it learns from the
+    and the public pool (unlabeled, free), so that small partitions learn
+    from more rows (measured on Fashion-MNIST scattering features:
+    ``docs/benchmarks/fashion_mnist.md``). As a student, it learns from the
     public rows no teacher answered.
 
     Parameters

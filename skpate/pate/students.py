@@ -30,8 +30,8 @@ class VoteRegressionClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimato
     GNMax label and whose margin says how sure it is. The noise is
     independent across rows, so a regressor that averages neighbouring rows
     (a forest with large leaves) recovers the teachers' margins where hard
-    labels would flip. On UCI Adult at publishable epsilon 0.5 it lifted the
-    forest student of the tabular recipe (README).
+    labels would flip. The tabular recipe uses it where the budget buys few
+    answers (measured on UCI Adult: ``docs/benchmarks/adult.md``).
 
     Fit on ordinary labels ``y`` of shape ``(n_samples,)``, it regresses
     the class indicators (one column per class), like

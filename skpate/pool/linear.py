@@ -64,9 +64,9 @@ class NoisyGDClassifier(BasePoolClassifier):
     ``privacy_spent_`` is the budget, fixed before the fit.
 
     It is DP gradient descent, not PATE; what the public pool buys is a
-    feature space and a step geometry that cost no privacy. On Fashion-MNIST
-    scattering features (``benchmarks/fashion_linear.py``) it is above the
-    DP-SGD linear layer on the same features at epsilon 1 and 3; see the README.
+    feature space and a step geometry that cost no privacy. Its comparison
+    with the DP-SGD linear layer on the same Fashion-MNIST scattering
+    features is in ``docs/benchmarks/fashion_mnist.md``.
 
     Parameters
     ----------
