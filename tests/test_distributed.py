@@ -24,7 +24,12 @@ def client():
 def test_teachers_are_fit_and_vote_on_the_dask_workers(client):
     X, y = make_classification(n_samples=2000, n_features=8, random_state=0)
     params = dict(
-        n_teachers=40, aggregator=GNMax(sigma=4.0), n_rounds=2, max_queries=200, epsilon=None, classes=[0, 1],
+        n_teachers=40,
+        aggregator=GNMax(sigma=4.0),
+        n_rounds=2,
+        max_queries=200,
+        epsilon=None,
+        classes=[0, 1],
         random_state=0,
     )
     pate = PATEClassifier(DecisionTreeClassifier(max_depth=4), **params)
@@ -61,7 +66,12 @@ def test_ray_joblib_backend_gives_the_same_fit(capsys):
 
     X, y = make_classification(n_samples=2000, n_features=8, random_state=0)
     params = dict(
-        n_teachers=40, aggregator=GNMax(sigma=4.0), n_rounds=2, max_queries=200, epsilon=None, classes=[0, 1],
+        n_teachers=40,
+        aggregator=GNMax(sigma=4.0),
+        n_rounds=2,
+        max_queries=200,
+        epsilon=None,
+        classes=[0, 1],
         random_state=0,
     )
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)

@@ -49,7 +49,11 @@ def with_row_ids(X, start=0):
 def rows_seen_by_teachers(X, y, X_public=None, groups=None, random_state=0):
     """The row ids each of 20 ``RowRecorder`` teachers was fitted on."""
     clf = PATEClassifier(
-        RowRecorder(), n_teachers=20, aggregator=GNMax(sigma=2.0), epsilon=None, classes=[0, 1, 2],
+        RowRecorder(),
+        n_teachers=20,
+        aggregator=GNMax(sigma=2.0),
+        epsilon=None,
+        classes=[0, 1, 2],
         random_state=random_state,
     )
     clf.fit(X, y, X_public=X_public, groups=groups)
@@ -203,7 +207,12 @@ def test_confident_gnmax_answers_some(three_class_split):
 def test_aggregator_by_name(three_class_split, name, cls):
     X, y, X_pub, _ = three_class_split
     clf = PATEClassifier(
-        DecisionTreeClassifier(), n_teachers=250, aggregator=name, epsilon=None, classes=[0, 1, 2], random_state=0,
+        DecisionTreeClassifier(),
+        n_teachers=250,
+        aggregator=name,
+        epsilon=None,
+        classes=[0, 1, 2],
+        random_state=0,
         max_queries=100,
     )
     Xb = np.vstack([X, X]) if name == "confident-gnmax" else X  # 250 teachers need rows
@@ -241,7 +250,11 @@ def test_classes_missing_from_partitions():
     y = (X[:, 0] > 0).astype(int)
     y[:5] = 2  # five rows of a rare class: most teachers never see it
     clf = PATEClassifier(
-        DecisionTreeClassifier(), n_teachers=50, aggregator=GNMax(sigma=1.0), epsilon=None, classes=[0, 1, 2],
+        DecisionTreeClassifier(),
+        n_teachers=50,
+        aggregator=GNMax(sigma=1.0),
+        epsilon=None,
+        classes=[0, 1, 2],
         random_state=0,
     )
     clf.fit(X, y, X_public=rng.normal(size=(200, 3)))
@@ -269,8 +282,12 @@ def test_pipeline_with_column_transformer_on_raw_adult(adult_small):
             (
                 "pate",
                 PATEClassifier(
-                    RandomForestClassifier(n_estimators=10), n_teachers=20, aggregator=GNMax(sigma=2.0), epsilon=None,
-                    classes=ADULT_CLASSES, random_state=0,
+                    RandomForestClassifier(n_estimators=10),
+                    n_teachers=20,
+                    aggregator=GNMax(sigma=2.0),
+                    epsilon=None,
+                    classes=ADULT_CLASSES,
+                    random_state=0,
                 ),
             ),
         ]
@@ -419,7 +436,11 @@ def test_error_messages_quote_no_private_value(three_class_split):
 def test_partition_too_small_names_the_fix(three_class_split):
     X, y, X_pub, _ = three_class_split
     clf = PATEClassifier(
-        LogisticRegression(), n_teachers=600, aggregator=GNMax(sigma=1.0), epsilon=None, classes=[0, 1, 2],
+        LogisticRegression(),
+        n_teachers=600,
+        aggregator=GNMax(sigma=1.0),
+        epsilon=None,
+        classes=[0, 1, 2],
         random_state=0,
     )
     with pytest.raises(ValueError, match="lower n_teachers"):

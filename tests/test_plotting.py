@@ -171,11 +171,15 @@ def test_displays_draw_their_data_on_a_given_axes():
     assert utility.ax_ is axes[1, 0] and axes[1, 0].get_lines() == [utility.line_]
     np.testing.assert_array_equal(utility.line_.get_xdata(), [0.5, 1.0, 2.0])
     np.testing.assert_array_equal(utility.line_.get_ydata(), [0.6, 0.8, 0.9])
-    assert {text.get_text(): text.xy for text in axes[1, 0].texts} == {"a": (2.0, 0.9), "b": (0.5, 0.6), "c": (1.0, 0.8)}
+    assert {text.get_text(): text.xy for text in axes[1, 0].texts} == {
+        "a": (2.0, 0.9),
+        "b": (0.5, 0.6),
+        "c": (1.0, 0.8),
+    }
     assert axes[1, 0].get_xlabel() == "publishable epsilon" and axes[1, 0].get_ylabel() == "mean test score"
-    assert not plotting.PrivacyUtilityDisplay(utility.epsilons, utility.scores, utility.labels).plot(
-        ax=axes[1, 1], annotate=False
-    ).ax_.texts
+    plain = plotting.PrivacyUtilityDisplay(utility.epsilons, utility.scores, utility.labels)
+    plain.plot(ax=axes[1, 1], annotate=False)
+    assert axes[1, 1].get_lines() == [plain.line_] and not axes[1, 1].texts  # annotate=False: no labels drawn
     # Teacher count: label accuracy against the number of teachers.
     counts = plotting.TeacherCountDisplay(np.array([5, 20, 50]), np.array([0.7, 0.9, 0.8]), np.array([120, 120, 90]))
     counts.plot(ax=axes[1, 2])

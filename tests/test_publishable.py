@@ -159,7 +159,9 @@ def pate(**params):
     ],
 )
 @pytest.mark.parametrize("epsilon", [1.0, 3.0])
-def test_budget_first_fit_never_publishes_more_and_spends_nearly_all(three_class_split_large, aggregator, rounds, epsilon):
+def test_budget_first_fit_never_publishes_more_and_spends_nearly_all(
+    three_class_split_large, aggregator, rounds, epsilon
+):
     X, y, X_pub, _ = three_class_split_large
     clf = pate(aggregator=aggregator, epsilon=epsilon, n_rounds=rounds).fit(X, y, X_public=X_pub)
     report = clf.privacy_report_
@@ -235,7 +237,9 @@ def test_classes_from_private_labels_warn_and_name_the_fix(three_class_split_lar
     points at the caller's line, and quotes no label (the warning lands in logs)."""
     X, y, X_pub, _ = three_class_split_large
     names = np.array(["secret-a", "secret-b", "secret-c"])
-    with pytest.warns(PrivacyLeakWarning, match=r"from the private labels.*Pass PATEClassifier\(classes=\.\.\.\)") as caught:
+    with pytest.warns(
+        PrivacyLeakWarning, match=r"from the private labels.*Pass PATEClassifier\(classes=\.\.\.\)"
+    ) as caught:
         clf = pate(classes=None, aggregator=GNMax(5.0), max_queries=20).fit(X, names[y], X_public=X_pub)
     assert list(clf.classes_) == list(names)
     assert len(caught) == 1 and caught[0].filename == __file__

@@ -108,7 +108,8 @@ def _pate_data():
 def test_semi_supervised_teachers_fit_their_partition_and_the_public_rows(teacher, n_fitted):
     X, y, X_pub = _pate_data()
     pate = PATEClassifier(teacher, n_teachers=4, aggregator=GNMax(sigma=1.0), max_queries=50, epsilon=None,
-                          classes=[0, 1], student=LogisticRegression(), random_state=0).fit(X, y, X_public=X_pub)  # fmt: skip
+                          classes=[0, 1], student=LogisticRegression(), random_state=0)  # fmt: skip
+    pate.fit(X, y, X_public=X_pub)
     public = len(X_pub) if not isinstance(teacher, DecisionTreeClassifier) else 0
     assert [n_fitted(t) for t in pate.teachers_] == [150 + public] * 4
 
