@@ -294,9 +294,10 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        teacher_tags = get_tags(make_pipeline(clone(self.preprocessor, safe=False), RandomForestClassifier()))
-        tags.input_tags.allow_nan = teacher_tags.input_tags.allow_nan
-        tags.input_tags.sparse = teacher_tags.input_tags.sparse
+        # The teachers' input is the preprocessor's, or the forest's when it passes the rows through.
+        first = RandomForestClassifier() if isinstance(self.preprocessor, str) else self.preprocessor
+        tags.input_tags.allow_nan = get_tags(first).input_tags.allow_nan
+        tags.input_tags.sparse = get_tags(first).input_tags.sparse
         return tags
 
 

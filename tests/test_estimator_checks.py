@@ -13,13 +13,20 @@ can be met.
 """
 
 import numpy as np
-from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import _num_samples
 
-from skpate import CellCountClassifier, GaussianHistogram, GNMax, LeafRefitClassifier, NoisyGDClassifier, PATEClassifier
+from skpate import (
+    CellCountClassifier,
+    GaussianHistogram,
+    GNMax,
+    LeafRefitClassifier,
+    NoisyGDClassifier,
+    PATEClassifier,
+    TabularPATEClassifier,
+)
 from skpate.pate.semi_supervised import PseudoLabelClassifier
 from skpate.pate.students import VoteRegressionClassifier
 
@@ -52,6 +59,10 @@ class _CellsRowsAsPublicPool(_ClassesAndPoolFromCheck, CellCountClassifier):
     pass
 
 
+class _TabularRowsAsPublicPool(_ClassesAndPoolFromCheck, TabularPATEClassifier):
+    pass
+
+
 class _NoisyGDRowsAsPublicPool(_ClassesAndPoolFromCheck, NoisyGDClassifier):
     pass
 
@@ -79,6 +90,7 @@ ESTIMATORS = [
         min_samples_leaf=1,
         random_state=0,
     ),  # fmt: skip
+    _TabularRowsAsPublicPool(epsilon=1000.0, n_teachers=2, n_rounds=1, random_state=0),
     _CellsRowsAsPublicPool(epsilon=1000.0, n_cells=3, n_partitions=3, random_state=0),
     _NoisyGDRowsAsPublicPool(epsilon=1000.0, random_state=0),
 ]
