@@ -245,6 +245,23 @@ def test_cell_counts_spend_the_budget_with_the_stated_noise(data):
     assert set(cells.predict(X_eval)) <= {"no", "yes"}
 
 
+def test_cell_counts_under_add_remove_have_the_noise_of_their_sensitivity(data):
+    X, y, X_public, _, _ = data
+    params = dict(epsilon=0.5, classes=["no", "yes"], n_cells=30, n_partitions=6, random_state=0)
+    cells = CellCountClassifier(neighboring="add-remove", **params).fit(X, y, X_public=X_public)
+    replace = CellCountClassifier(**params).fit(X, y, X_public=X_public)
+    assert cells.privacy_spent_ == (0.5, 1e-5) and cells.privacy_report_.neighboring == "add-remove"
+    assert cells.sigma_ == pytest.approx(np.sqrt(6) / reference_gdp_mu(0.5, 1e-5), rel=1e-6)
+    assert cells.sigma_ == pytest.approx(replace.sigma_ / np.sqrt(2))
+    # Adding one row moves each of the 6 tables by one count: sqrt(6), attained.
+    codes = (y == "yes").astype(int)
+    exact = noisy_counts(cells.model_.partition, X, codes, 2, 0.0, np.random.default_rng(0))
+    added = noisy_counts(
+        cells.model_.partition, np.vstack([X, X[:1]]), np.r_[codes, codes[:1]], 2, 0.0, np.random.default_rng(0)
+    )
+    assert np.sqrt(sum(np.sum((a - b) ** 2) for a, b in zip(exact, added))) == pytest.approx(np.sqrt(6))
+
+
 def test_cell_partitions_depend_on_public_rows_only(data):
     X, y, X_public, _, _ = data
     params = dict(epsilon=1.0, classes=["no", "yes"], n_cells=30, n_partitions=3, random_state=0)
