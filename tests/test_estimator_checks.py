@@ -82,7 +82,7 @@ ESTIMATORS = [
         random_state=0,
     ),  # fmt: skip
     VoteRegressionClassifier(random_state=0),
-    PseudoLabelClassifier(LogisticRegression()),
+    PseudoLabelClassifier(LogisticRegression(max_iter=1000)),
     _RefitRowsAsPublicPool(
         PATEClassifier(DecisionTreeClassifier(max_depth=5), n_teachers=2, random_state=0),
         epsilon=1000.0,

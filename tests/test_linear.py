@@ -65,8 +65,20 @@ def test_add_remove_fit_states_its_noise(data):
 def test_fit_states_its_noise_and_spends_the_budget(data):
     X, y, X_public, X_eval, y_eval = data
     gd = model(epsilon=0.5, n_iter=20, clip=0.25).fit(X, y, X_public=X_public)
-    assert gd.privacy_spent_ == (0.5, 1e-5)
-    assert gd.sigma_ == pytest.approx(2 * 0.25 * np.sqrt(20) / gdp_mu(0.5, 1e-5))
+    # The noise is fixed by public quantities only (budget, delta, clip, steps): other private rows, even fewer
+    # of them, get the same sigma.
+    other = model(epsilon=0.5, n_iter=20, clip=0.25).fit(X[:1000], y[1000:2000], X_public=X_public)
+    assert other.sigma_ == gd.sigma_
+    # What the released noise spends, derived here and not read from the estimator: each of the 20 steps releases
+    # a clipped gradient sum that one replaced row moves by at most 2 * clip, plus N(0, sigma_^2) noise, so the
+    # fit is mu-GDP with mu = 2 * clip * sqrt(20) / sigma_ ([DRS22] Cor. 3.3).
+    spent = gdp_epsilon(2 * 0.25 * np.sqrt(20) / gd.sigma_, 1e-5)
+    assert spent <= 0.5 * (1 + 1e-9)  # within the budget: not too little noise
+    assert spent == pytest.approx(0.5, rel=1e-6)  # and all of it: not more noise than the budget calls for
+    report = gd.privacy_report_
+    assert gd.privacy_spent_ == (report.epsilon, report.delta) == (0.5, 1e-5) and report.guarantee == "budget"
+    assert report.spent_epsilon == pytest.approx(spent, rel=1e-6)
+    assert f"sigma={gd.sigma_:.4g}" in report.mechanism  # the report names the noise that was released
     assert gd.score(X_eval, y_eval) > 0.8
     assert set(gd.predict(X_eval)) <= {"a", "b", "c"}
     np.testing.assert_allclose(gd.predict_proba(X_eval).sum(axis=1), 1.0)

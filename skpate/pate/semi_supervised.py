@@ -13,7 +13,14 @@ from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d, has_fit_parameter, validate_data
+from sklearn.utils.validation import (
+    _num_samples,
+    assert_all_finite,
+    check_is_fitted,
+    column_or_1d,
+    has_fit_parameter,
+    validate_data,
+)
 
 from .._validation import check_rows, unlabeled_mask
 
@@ -127,6 +134,7 @@ class PseudoLabelClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         y = column_or_1d(y, warn=True)
         if _num_samples(X) != y.shape[0]:
             raise ValueError(f"X has {_num_samples(X)} rows but y has {y.shape[0]}.")
+        assert_all_finite(y, input_name="y")  # before type_of_target reads it
         unlabeled = unlabeled_mask(y)
         if unlabeled.all():
             raise ValueError("every row is unlabeled (y == -1): PseudoLabelClassifier needs some labeled rows.")

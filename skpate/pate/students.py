@@ -13,7 +13,7 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import _num_samples, assert_all_finite, check_is_fitted, column_or_1d, validate_data
 
 from .._validation import check_rows
 
@@ -113,6 +113,7 @@ class VoteRegressionClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimato
             targets = self._vote_targets(y)
         else:
             y = column_or_1d(y, warn=True)
+            assert_all_finite(y, input_name="y")  # before type_of_target reads it
             check_classification_targets(y)
             self.classes_, indices = np.unique(y, return_inverse=True)
             targets = np.eye(self.classes_.size)[indices]
@@ -121,7 +122,8 @@ class VoteRegressionClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimato
         regressor = self.regressor
         if regressor is None:
             regressor = RandomForestRegressor(min_samples_leaf=10, max_features="sqrt", random_state=self.random_state)
-        self.regressor_ = clone(regressor).fit(X, targets)
+        # One class: a 1-d target, as regressors expect a single output (the scores are reshaped per class).
+        self.regressor_ = clone(regressor).fit(X, targets[:, 0] if targets.shape[1] == 1 else targets)
         self.scale_ = max(float(np.std(targets)), np.finfo(float).tiny)
         return self
 

@@ -269,7 +269,8 @@ class NoisyGDClassifier(BasePoolClassifier):
         -------
         y : ndarray of shape (n_samples,)
         """
-        return self.classes_[np.argmax(self._logits(X), axis=1)]
+        logits = self._logits(X)  # checks the fit first
+        return self.classes_[np.argmax(logits, axis=1)]
 
 
 def in_unit_ball(Z, radius):
