@@ -11,6 +11,8 @@ to a fit.
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.optimize import brentq
+from scipy.stats import norm
 from sklearn.datasets import make_classification
 
 
@@ -94,3 +96,19 @@ def adult_small(adult):
     X = pd.concat([train.drop(columns="income"), test.drop(columns="income").iloc[:500]], ignore_index=True)
     y = np.concatenate([train["income"].to_numpy(), np.full(500, -1, dtype=object)])
     return X, y, test.drop(columns="income").iloc[500:1500], test["income"].to_numpy()[500:1500]
+
+
+@pytest.fixture(scope="session")
+def reference_gdp_mu():
+    """``mu(epsilon, delta)``: the mu of the mu-GDP that is exactly (epsilon, delta)-DP ([DRS22] Cor. 2.13).
+
+    Solved with scipy's normal cdf and root finder, independently of :mod:`skpate.privacy.gdp`.
+    """
+
+    def solve(epsilon, delta):
+        def excess(mu):
+            return norm.cdf(-epsilon / mu + mu / 2) - np.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2) - delta
+
+        return brentq(excess, 1e-6, 50.0, xtol=1e-14)
+
+    return solve

@@ -11,7 +11,6 @@ import inspect
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
@@ -55,10 +54,10 @@ def make(name, **params):
 
 
 @pytest.fixture(scope="module")
-def rows():
-    """Private rows, a public pool and evaluation rows of one binary task."""
-    X, y = make_classification(n_samples=2000, n_features=6, n_informative=4, random_state=0)
-    return X[:1200], y[:1200], X[1200:1600], X[1600:], y[1600:]
+def rows(binary_split):
+    """conftest's binary split: private rows, a public pool of 300 rows and 300 evaluation rows."""
+    X, y, X_public, y_public = binary_split
+    return X, y, X_public[:300], X_public[300:], y_public[300:]
 
 
 @pytest.fixture(scope="module", params=list(ESTIMATORS))

@@ -6,7 +6,6 @@ import pickle
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
@@ -18,9 +17,9 @@ from skpate.privacy.calibration import largest_count
 
 
 @pytest.fixture(scope="module")
-def data():
-    X, y = make_classification(n_samples=1500, n_features=8, n_informative=5, n_classes=3, random_state=0)
-    return X[:1200], y[:1200], X[1200:]
+def data(three_class_split):
+    """conftest's three-class split without the public rows' labels."""
+    return three_class_split[:3]
 
 
 def pate(accountant, **params):

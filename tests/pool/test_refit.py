@@ -4,9 +4,6 @@ import pickle
 
 import numpy as np
 import pytest
-from scipy.optimize import brentq
-from scipy.stats import norm
-from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.frozen import FrozenEstimator
 from sklearn.preprocessing import StandardScaler
@@ -14,7 +11,6 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skpate import (
-    CellCountClassifier,
     LeafRefitClassifier,
     LNMax,
     PATEClassifier,
@@ -22,17 +18,15 @@ from skpate import (
     make_tabular_pate,
     make_tabular_refit,
 )
-from skpate.pool.cells import KMeansCells
 from skpate.pool.count_model import noisy_counts
 from skpate.privacy import BudgetExceededError, RDPAccountant
-from skpate.privacy.gdp import gdp_epsilon, gdp_mu
+from skpate.privacy.gdp import gdp_epsilon
 
 
 @pytest.fixture(scope="module")
-def data():
-    X, y = make_classification(n_samples=3000, n_features=8, n_informative=5, random_state=0)
-    y = np.where(y == 1, "yes", "no").astype(object)  # string labels, as in tabular data
-    return X[:2000], y[:2000], X[2000:2600], X[2600:], y[2600:]
+def data(binary_string_split):
+    """conftest's split with string labels, as in tabular data."""
+    return binary_string_split
 
 
 def pate(**params):
@@ -40,19 +34,10 @@ def pate(**params):
 
 
 def refit(epsilon=4.0, pate_params=None, **params):
-    return LeafRefitClassifier(pate(**(pate_params or {})), epsilon=epsilon, classes=["no", "yes"], **params)
+    return LeafRefitClassifier(pate(**(pate_params or {})), epsilon=epsilon, classes=["neg", "pos"], **params)
 
 
-def reference_gdp_mu(epsilon, delta):
-    """mu of mu-GDP that is (epsilon, delta)-DP exactly, solved from [DRS22] Cor. 2.13 with scipy (independent)."""
-
-    def excess(mu):
-        return norm.cdf(-epsilon / mu + mu / 2) - np.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2) - delta
-
-    return brentq(excess, 1e-6, 50.0, xtol=1e-14)
-
-
-def test_budget_split_composes_to_the_budget(data):
+def test_budget_split_composes_to_the_budget(data, reference_gdp_mu):
     X, y, X_public, _, _ = data
     model = refit(epsilon=2.0, refit_share=0.6, random_state=0).fit(X, y, X_public=X_public)
     mu_squared = reference_gdp_mu(2.0, 1e-5) ** 2
@@ -72,11 +57,11 @@ def test_budget_split_composes_to_the_budget(data):
     assert shares[0] > shares[1] > shares[2] > 0
 
 
-def test_noise_is_calibrated_to_the_sensitivity(data):
+def test_noise_is_calibrated_to_the_sensitivity(data, reference_gdp_mu):
     X, y, X_public, _, _ = data
     model = refit(refit_share=0.5, n_refits=4, n_estimators=8, random_state=0).fit(X, y, X_public=X_public)
     # The sensitivity of the released tables, measured: replace rows of the private set and recount, noise-free.
-    codes = (y == "yes").astype(int)
+    codes = (y == "pos").astype(int)
     forest = model.model_.partition
     exact = noisy_counts(forest, X, codes, 2, 0.0, np.random.default_rng(0))
     worst = 0.0
@@ -96,7 +81,7 @@ def test_noise_is_calibrated_to_the_sensitivity(data):
 
 def test_replacing_one_row_moves_the_count_tables_by_at_most_the_sensitivity(data):
     X, y, X_public, _, _ = data
-    codes = (y == "yes").astype(int)
+    codes = (y == "pos").astype(int)
     forest = RandomForestClassifier(6, min_samples_leaf=20, random_state=0).fit(X_public, X_public[:, 0] > 0)
     rng = np.random.default_rng(0)
     exact = noisy_counts(forest, X, codes, 2, 0.0, rng)
@@ -115,7 +100,7 @@ def test_replacing_one_row_moves_the_count_tables_by_at_most_the_sensitivity(dat
 
 def test_noise_has_the_stated_scale_on_leaves_only(data):
     X, y, X_public, _, _ = data
-    codes = (y == "yes").astype(int)
+    codes = (y == "pos").astype(int)
     forest = RandomForestClassifier(4, min_samples_leaf=10, random_state=0).fit(X_public, X_public[:, 1] > 0)
     exact = noisy_counts(forest, X, codes, 2, 0.0, np.random.default_rng(1))
     noisy = noisy_counts(forest, X, codes, 2, 3.0, np.random.default_rng(1))
@@ -131,7 +116,7 @@ def test_refit_learns_and_the_published_model_holds_no_teacher(data):
     X, y, X_public, X_eval, y_eval = data
     model = refit(random_state=0).fit(X, y, X_public=X_public)
     assert model.score(X_eval, y_eval) > 0.8
-    assert set(model.predict(X_eval)) <= {"no", "yes"}
+    assert set(model.predict(X_eval)) <= {"neg", "pos"}
     np.testing.assert_allclose(model.predict_proba(X_eval).sum(axis=1), 1.0)
     model = model.export_model()
     np.testing.assert_array_equal(model.predict(X_eval), model.predict(X_eval))
@@ -153,7 +138,7 @@ def test_missing_classes_warn_and_planning_needs_them(data):
     model = LeafRefitClassifier(pate(), random_state=0)
     with pytest.warns(PrivacyLeakWarning, match="LeafRefitClassifier takes them from the private labels"):
         model.fit(X, y, X_public=X_public)
-    assert list(model.classes_) == ["no", "yes"] and list(model.pate_.classes_) == ["no", "yes"]
+    assert list(model.classes_) == ["neg", "pos"] and list(model.pate_.classes_) == ["neg", "pos"]
     with pytest.raises(ValueError, match="pass classes"):
         LeafRefitClassifier(pate()).planned_cost(600)
 
@@ -165,7 +150,7 @@ def test_bad_parameters_are_named(data, params):
         refit(**params).fit(X, y, X_public=X_public)
 
 
-def test_refit_cost_is_gaussian_dp_composition():
+def test_refit_cost_is_gaussian_dp_composition(reference_gdp_mu):
     model = refit(epsilon=1.0, refit_share=0.25)
     mu_squared = reference_gdp_mu(1.0, 1e-5) ** 2
     assert model._refit_cost().mu_squared == pytest.approx(0.25 * mu_squared, rel=1e-9)
@@ -218,7 +203,7 @@ def test_the_preprocessor_sees_public_rows_only(data):
     np.testing.assert_allclose(model.model_.preprocessor.mean_, X_eval.mean(axis=0))
 
 
-def test_make_tabular_refit_configures_the_recipe_for_its_share():
+def test_make_tabular_refit_configures_the_recipe_for_its_share(reference_gdp_mu):
     model = make_tabular_refit(epsilon=1.0, classes=["a", "b"], refit_share=0.7, n_teachers=250)
     part = gdp_epsilon(np.sqrt(0.3) * reference_gdp_mu(1.0, 1e-5), 1e-5)
     assert model.epsilon == 1.0 and model.pate_epsilon(8140) == pytest.approx(part, rel=1e-6)
@@ -230,72 +215,3 @@ def test_make_tabular_refit_configures_the_recipe_for_its_share():
     assert type(model.set_params(epsilon=8.0)._pate_part(8140).configured_pate().student[-1]) is not student
     with pytest.raises(ValueError, match="refit_share"):
         make_tabular_refit(epsilon=1.0, classes=["a", "b"], refit_share=1.0).pate_epsilon(8140)
-
-
-# ----------------------------------------------------------------------------- CellCountClassifier
-
-
-def test_cell_counts_spend_the_budget_with_the_stated_noise(data):
-    X, y, X_public, X_eval, y_eval = data
-    cells = CellCountClassifier(epsilon=0.5, classes=["no", "yes"], n_cells=30, n_partitions=6, random_state=0)
-    cells.fit(X, y, X_public=X_public)
-    assert cells.privacy_spent_ == (0.5, 1e-5)
-    assert cells.sigma_ == pytest.approx(np.sqrt(2 * 6) / gdp_mu(0.5, 1e-5))
-    assert cells.score(X_eval, y_eval) > 0.75
-    assert set(cells.predict(X_eval)) <= {"no", "yes"}
-
-
-def test_cell_counts_under_add_remove_have_the_noise_of_their_sensitivity(data):
-    X, y, X_public, _, _ = data
-    params = dict(epsilon=0.5, classes=["no", "yes"], n_cells=30, n_partitions=6, random_state=0)
-    cells = CellCountClassifier(neighboring="add-remove", **params).fit(X, y, X_public=X_public)
-    replace = CellCountClassifier(**params).fit(X, y, X_public=X_public)
-    assert cells.privacy_spent_ == (0.5, 1e-5) and cells.privacy_report_.neighboring == "add-remove"
-    assert cells.sigma_ == pytest.approx(np.sqrt(6) / reference_gdp_mu(0.5, 1e-5), rel=1e-6)
-    assert cells.sigma_ == pytest.approx(replace.sigma_ / np.sqrt(2))
-    # Adding one row moves each of the 6 tables by one count: sqrt(6), attained.
-    codes = (y == "yes").astype(int)
-    exact = noisy_counts(cells.model_.partition, X, codes, 2, 0.0, np.random.default_rng(0))
-    added = noisy_counts(
-        cells.model_.partition, np.vstack([X, X[:1]]), np.r_[codes, codes[:1]], 2, 0.0, np.random.default_rng(0)
-    )
-    assert np.sqrt(sum(np.sum((a - b) ** 2) for a, b in zip(exact, added))) == pytest.approx(np.sqrt(6))
-
-
-def test_cell_partitions_depend_on_public_rows_only(data):
-    X, y, X_public, _, _ = data
-    params = dict(epsilon=1.0, classes=["no", "yes"], n_cells=30, n_partitions=3, random_state=0)
-    first = CellCountClassifier(**params).fit(X, y, X_public=X_public)
-    other = CellCountClassifier(**params).fit(X[::-1] + 1.0, y, X_public=X_public)  # other private rows
-    for a, b in zip(first.model_.partition.kmeans_, other.model_.partition.kmeans_):
-        np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
-    # The published model holds centers of public rows and noisy counts, not a private row.
-    blob = pickle.dumps(first.model_)
-    assert X[0].tobytes() not in blob and X[1].tobytes() not in blob
-
-
-def test_replacing_one_row_moves_the_cell_tables_by_at_most_the_sensitivity(data):
-    X, y, X_public, _, _ = data
-    codes = (y == "yes").astype(int)
-    cells = KMeansCells(n_cells=25, n_partitions=4, random_state=0).fit(X_public)
-    exact = noisy_counts(cells, X, codes, 2, 0.0, np.random.default_rng(0))
-    X2, codes2 = X.copy(), codes.copy()
-    X2[0], codes2[0] = X_public[0] + 100.0, 1 - codes[0]  # far away: another cell in every partition
-    moved = noisy_counts(cells, X2, codes2, 2, 0.0, np.random.default_rng(0))
-    assert np.sqrt(sum(np.sum((a - b) ** 2) for a, b in zip(exact, moved))) == pytest.approx(np.sqrt(2 * 4))
-    assert all(table.sum() == len(X) for table in exact)
-
-
-@pytest.mark.parametrize(
-    "params, message",
-    [
-        (dict(n_cells=1000), "n_cells=1000"),
-        (dict(classes=["no", "maybe"]), "not in classes"),
-    ],
-)
-def test_cell_counts_name_the_problem(data, params, message):
-    X, y, X_public, _, _ = data
-    with pytest.raises(ValueError, match=message):
-        CellCountClassifier(**{"classes": ["no", "yes"], "n_cells": 30, **params}).fit(X, y, X_public=X_public)
-    with pytest.raises(ValueError, match="CellCountClassifier requires y"):
-        CellCountClassifier(classes=["no", "yes"]).fit(X, None, X_public=X_public)
