@@ -96,12 +96,31 @@ def _seeds(seeds):
     return str(seeds[0]) if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
 
 
+def versions():
+    """The versions that decide the numbers: Python, skpate, scikit-learn, numpy, scipy (and torch if loaded)."""
+    import platform
+    import sys
+
+    import numpy
+    import scipy
+    import sklearn
+
+    import skpate
+
+    found = {"python": platform.python_version(), "skpate": skpate.__version__, "scikit-learn": sklearn.__version__,
+             "numpy": numpy.__version__, "scipy": scipy.__version__}  # fmt: skip
+    if "torch" in sys.modules:
+        found["torch"] = sys.modules["torch"].__version__
+    return ", ".join(f"{name} {version}" for name, version in found.items())
+
+
 def run_experiment(experiment, args, log=print):
     """Run ``experiment`` as the options say, write its records, print its table; returns (records, path, full)."""
     seeds, epsilons, full = protocol(experiment, args)
     out = args.out or (harness.RESULTS if full else harness.RESULTS / "scratch")
     path = pathlib.Path(out) / f"{experiment.name}.jsonl"
     log(header(experiment, seeds, epsilons, args, full))
+    log(f"versions: {versions()}")  # forests grow differently across scikit-learn releases: say which ran
     log(f"records: {path}\n")
     start = time.perf_counter()
     records = experiment.run(seeds, epsilons, harness.RecordFile(path), n_jobs=args.n_jobs, peers=args.peers, log=log)

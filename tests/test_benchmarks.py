@@ -237,3 +237,11 @@ def test_replace_one_noise_meets_the_target_and_is_not_needlessly_large():
     assert peers.replace_one_epsilon(noise, SAMPLE_RATE, STEPS, DELTA) <= epsilon
     assert peers.replace_one_epsilon(noise * 0.995, SAMPLE_RATE, STEPS, DELTA) > epsilon
     assert _add_remove_epsilon(noise) < epsilon  # under replacement the same epsilon needs more noise
+
+
+def test_a_run_names_the_versions_that_decide_its_numbers():
+    import sklearn
+
+    from benchmarks.__main__ import versions
+
+    assert f"scikit-learn {sklearn.__version__}" in versions() and "skpate" in versions()
