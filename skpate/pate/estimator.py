@@ -610,8 +610,10 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
             )
         plan = self._plan_budget(aggregator, n_possible, self._release_order(aggregator))
         semi_supervised = is_semi_supervised(student) if self.semi_supervised == "auto" else self.semi_supervised
-        return aggregator, student, plan._replace(
-            query_strategy=strategy, n_rounds=n_rounds, semi_supervised=bool(semi_supervised)
+        return (
+            aggregator,
+            student,
+            plan._replace(query_strategy=strategy, n_rounds=n_rounds, semi_supervised=bool(semi_supervised)),
         )
 
     def _ensemble(self, data, rng):

@@ -4,8 +4,9 @@ As ``BaseBagging`` carries scikit-learn's bagging estimators, :class:`BasePoolCl
 carries the contract of :mod:`skpate.base` for them: it splits the rows, resolves
 ``classes``, reserves the a-priori cost with the ``accountant`` before any
 private row is read, and sets ``privacy_spent_`` and ``privacy_report_``. A
-learner implements :meth:`BasePoolClassifier.planned_cost`, ``_fit_pool``
-(which reads the private rows) and ``_mechanism`` (what it released).
+learner implements ``_fit_pool`` (which reads the private rows) and
+``_mechanism`` (what it released); one whose cost is not the whole budget
+overrides :meth:`BasePoolClassifier.planned_cost` and ``_plan``.
 """
 
 from abc import ABCMeta, abstractmethod
@@ -17,15 +18,10 @@ from sklearn.utils.validation import _num_samples, validate_data
 
 from .._validation import check_classes, check_generator, split_private_public
 from ..base import PrivateClassifierMixin
-from ..privacy import Cost, PrivacyReport, RDPAccountant
-from ..privacy.gdp import gdp_mu
+from ..privacy import PrivacyReport, RDPAccountant
+from ..privacy.calibration import budget_cost
 
-__all__ = ["BasePoolClassifier", "budget_cost", "public_features"]
-
-
-def budget_cost(epsilon, delta):
-    """The whole budget ``(epsilon, delta)`` as a Gaussian-DP cost: ``mu^2`` with ``mu = gdp_mu(epsilon, delta)``."""
-    return Cost(mu_squared=float(gdp_mu(epsilon, delta)) ** 2)
+__all__ = ["BasePoolClassifier", "public_features"]
 
 
 def public_features(preprocessor, X_public, X_private):
@@ -45,8 +41,7 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
 
     Not to be used directly. Subclasses take ``epsilon``, ``delta``,
     ``classes``, ``accountant`` and ``random_state`` (and ``neighboring``
-    where they offer it) and implement :meth:`planned_cost`, ``_fit_pool``
-    and ``_mechanism``.
+    where they offer it) and implement ``_fit_pool`` and ``_mechanism``.
     """
 
     _parameter_constraints: dict = {
@@ -76,15 +71,19 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         self._validate_params()
         return budget_cost(self.epsilon, self.delta)
 
-    def _cost(self, n_public, classes):
-        """:meth:`planned_cost` with the fit's resolved ``classes`` (a learner that needs them overrides this)."""
-        return self.planned_cost(n_public)
+    def _plan(self, n_public, classes):
+        """``(cost, plan)`` of a fit, from public quantities and the resolved ``classes``.
+
+        ``cost`` is what the fit spends (:meth:`planned_cost`, validated already); ``plan`` is whatever
+        ``_fit_pool`` needs of the planning (None here), so that it is not computed twice.
+        """
+        return budget_cost(self.epsilon, self.delta), None
 
     def _check_public(self, n_public):
         """Refuse settings the public pool cannot carry (a public quantity); nothing by default."""
 
     @abstractmethod
-    def _fit_pool(self, X_private, y_private, X_public, classes, rng):
+    def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):
         """Fit on the private rows and the public rows (``classes`` resolved, ``rng`` seeded once per fit)."""
 
     @abstractmethod
@@ -113,13 +112,13 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         classes = check_classes(self.classes, y_private, name, stacklevel=3)
         n_public = _num_samples(X_pub)
         self._check_public(n_public)
-        cost = self._cost(n_public, classes)  # a priori, before any private row is read
+        cost, plan = self._plan(n_public, classes)  # a priori, before any private row is read
         reservation = None
         if self.accountant is not None:
             reservation = self.accountant.reserve(cost, label=f"{name}: {n_public} public rows")
         rng = check_generator(self.random_state)
         try:
-            self._fit_pool(X_private, y_private, X_pub, classes, rng)
+            self._fit_pool(X_private, y_private, X_pub, classes, rng, plan)
         finally:  # the private rows were read: what was planned is charged, whether the fit succeeded or not
             if reservation is not None:
                 self.accountant.settle(reservation, cost)

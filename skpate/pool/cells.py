@@ -140,7 +140,7 @@ class CellCountClassifier(PublishesCountsMixin, BasePoolClassifier):
                 "Lower n_cells or pass more public rows."
             )
 
-    def _fit_pool(self, X_private, y_private, X_public, classes, rng):
+    def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):
         codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
         preprocessor, Z_public, Z_private = public_features(self.preprocessor, X_public, X_private)
         cells = KMeansCells(self.n_cells, self.n_partitions, int(rng.integers(2**31))).fit(Z_public)

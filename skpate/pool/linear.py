@@ -166,7 +166,7 @@ class NoisyGDClassifier(BasePoolClassifier):
         self.neighboring = neighboring
         self.random_state = random_state
 
-    def _fit_pool(self, X_private, y_private, X_public, classes, rng):
+    def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):
         codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
         preprocessor = StandardScaler() if self.preprocessor is None else self.preprocessor
         self.preprocessor_, Z_public, Z_private = public_features(preprocessor, X_public, X_private)

@@ -21,11 +21,10 @@ from sklearn.base import MetaEstimatorMixin, clone
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.validation import _num_samples
 
 from ..privacy import Cost
-from ..privacy.calibration import count_sigma, gaussian_share_epsilon
-from ._base import BasePoolClassifier, budget_cost, public_features
+from ..privacy.calibration import budget_cost, count_sigma, gaussian_share_epsilon
+from ._base import BasePoolClassifier, public_features
 from .count_model import NoisyCountModel, PublishesCountsMixin, noisy_counts
 
 __all__ = ["LeafRefitClassifier"]
@@ -211,15 +210,17 @@ class LeafRefitClassifier(PublishesCountsMixin, MetaEstimatorMixin, BasePoolClas
         cost : skpate.privacy.Cost
         """
         self._validate_params()
-        return self._cost(n_public, None)
+        return self._plan(n_public, None)[0]
 
-    def _cost(self, n_public, classes):
-        return self._pate_part(n_public, classes).planned_cost(n_public) + self._refit_cost()
+    def _plan(self, n_public, classes):
+        """The whole cost, and the PATE part it was planned with (which the fit then runs)."""
+        pate = self._pate_part(n_public, classes)
+        return pate.planned_cost(n_public) + self._refit_cost(), pate
 
     # --------------------------------------------------------------- fit
 
-    def _fit_pool(self, X_private, y_private, X_public, classes, rng):
-        pate = self._pate_part(_num_samples(X_public), classes)
+    def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):
+        pate = plan
         if getattr(self.pate, "warm_start", False) and hasattr(self, "pate_"):  # reuse the teachers
             pate = self.pate_.set_params(**pate.get_params(deep=False))
         pate.fit(X_private, y_private, X_public=X_public)

@@ -23,6 +23,7 @@ from .smooth import default_parameters
 
 __all__ = [
     "COUNT_SHARE",
+    "budget_cost",
     "count_sigma",
     "gaussian_budget",
     "gaussian_share_epsilon",
@@ -36,6 +37,14 @@ __all__ = [
 
 #: Share of the budget's Gaussian-DP ``mu^2`` that releases the number of private rows under add/remove.
 COUNT_SHARE = 0.01
+
+
+def budget_cost(epsilon, delta):
+    """The whole budget ``(epsilon, delta)`` as a Gaussian-DP cost: ``mu^2`` with ``mu = gdp_mu(epsilon, delta)``.
+
+    What a mechanism whose noise is calibrated to the budget spends ([DRS22] Cor. 2.13).
+    """
+    return Cost(mu_squared=float(gdp_mu(epsilon, delta)) ** 2)
 
 
 def gaussian_sigma(sensitivity, mu):
