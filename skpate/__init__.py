@@ -6,6 +6,7 @@ that use the public pool without teachers or after them
 :class:`NoisyGDClassifier`) keep one contract (:mod:`skpate.base`).
 """
 
+from .classifier import PrivateClassifier
 from .exceptions import PrivacyLeakWarning
 from .pate import (
     NZC,
@@ -21,6 +22,7 @@ from .pate import (
 from .pool import CellCountClassifier, LeafRefitClassifier, NoisyCountModel, NoisyGDClassifier
 from .privacy import BudgetExceededError, PrivacyReport, RDPAccountant, analyze
 from .recipes import TabularPATEClassifier, make_tabular_pate, make_tabular_refit
+from .selection import PrivateModelSelection, grid_candidates
 
 __version__ = "0.1.0"
 
@@ -39,10 +41,13 @@ __all__ = [
     "PATEClassifier",
     "Plurality",
     "PrivacyLeakWarning",
+    "PrivateClassifier",
+    "PrivateModelSelection",
     "PrivacyReport",
     "RDPAccountant",
     "TabularPATEClassifier",
     "analyze",
+    "grid_candidates",
     "make_tabular_pate",
     "make_tabular_refit",
     "teachers_for_budget",

@@ -1,0 +1,295 @@
+"""The one call: the best private model skpate can find for a table, chosen privately and paid for.
+
+:class:`PrivateClassifier` encodes the table with statistics of the public
+rows only (:class:`skpate.preprocessing.PublicPreprocessor`), fits a few
+candidate learners whose settings follow from public quantities
+(:func:`default_candidates`), and publishes the one a private selection
+prefers (:class:`skpate.PrivateModelSelection`). Everything is inside one
+budget ``(epsilon, delta)`` fixed before the fit.
+"""
+
+import copy
+import numbers
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.pipeline import make_pipeline
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+
+from ._validation import check_classes, split_private_public
+from .base import PrivateClassifierMixin
+from .pool import LeafRefitClassifier, NoisyGDClassifier
+from .pool._base import public_features
+from .preprocessing import PublicPreprocessor
+from .privacy import RDPAccountant
+from .privacy.calibration import count_sigma, gaussian_share_epsilon
+from .privacy.gdp import gdp_mu
+from .selection import PrivateModelSelection
+
+__all__ = ["PrivateClassifier", "default_candidates"]
+
+#: Rounds, trees and refit share of the tree candidate: ``make_tabular_refit``'s (chosen on UCI Adult's evaluation
+#: half, which is not in the tabular suite; docs/benchmarks/adult.md).
+REFIT_ROUNDS, REFIT_TREES, REFIT_SHARE = 3, 20, 0.7
+#: Gradient steps of the linear candidates.
+GD_STEPS = 100
+
+
+def default_candidates(n_private, n_public, n_classes, epsilon, delta=1e-5):
+    """The candidates :class:`PrivateClassifier` compares, from public quantities only.
+
+    * ``"linear"``: :class:`~skpate.NoisyGDClassifier` (softmax regression by
+      noisy gradient descent, ``GD_STEPS`` steps);
+    * ``"trees"``: the same noisy gradient descent under part of the
+      budget, then leaf refits (:class:`~skpate.LeafRefitClassifier`): forests
+      grown on the public rows, labeled by the linear model and then by the
+      refitted class shares, their leaves counted on the private rows. The
+      leaves hold about as many private rows as one leaf count's noise
+      (``min_samples_leaf = sigma n_public / n_private``, at least 5), so a
+      leaf's class shares are neither drowned in noise nor coarser than
+      needed.
+
+    Parameters
+    ----------
+    n_private, n_public : int
+        Rows of each kind (the number of private rows is public under replacement).
+    n_classes : int
+    epsilon : float
+        The budget of the whole selection.
+    delta : float, default=1e-5
+
+    Returns
+    -------
+    candidates : list of (str, estimator)
+    """
+    # The noise of one leaf count in the tree candidate (half of mu^2 for each of the two candidates).
+    candidate_mu = float(gdp_mu(gaussian_share_epsilon(epsilon, delta, 0.5), delta))
+    sigma = count_sigma(REFIT_TREES, candidate_mu * np.sqrt(REFIT_SHARE / REFIT_ROUNDS))
+    leaf = int(np.clip(round(sigma * n_public / max(n_private, 1)), 5, max(5, n_public // 20)))
+    return [
+        ("linear", NoisyGDClassifier(n_iter=GD_STEPS)),
+        ("trees", LeafRefitClassifier(
+            NoisyGDClassifier(n_iter=GD_STEPS), refit_share=REFIT_SHARE, n_refits=REFIT_ROUNDS,
+            n_estimators=REFIT_TREES, min_samples_leaf=leaf,
+        )),
+    ]  # fmt: skip
+
+
+class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
+    """A private classifier for a table: public-row preprocessing, candidate learners, a private choice.
+
+    ``fit(X, y, X_public=...)`` with ``X`` the private rows (a numpy array or
+    a pandas DataFrame of numbers, strings or categories, with missing values)
+    and ``X_public`` the public pool's features:
+
+    1. ``preprocessor`` is fitted on the public rows only (free);
+    2. the candidates (:func:`default_candidates`, from the numbers of rows
+       and classes and the budget) are fitted on a random part of the private
+       rows, and one is chosen by the exponential mechanism on the rest
+       (:class:`~skpate.PrivateModelSelection`);
+    3. the published model is the preprocessor and the chosen candidate's
+       model (:meth:`export_model`).
+
+    ``privacy_spent_`` covers all of it and is the budget, fixed before the fit.
+
+    Parameters
+    ----------
+    epsilon : float > 0, default=1.0
+        The whole budget.
+    delta : float in (0, 1), default=1e-5
+    classes : array-like, default=None
+        The public label set. None takes it from the private labels with a
+        :class:`~skpate.PrivacyLeakWarning` (the label set is then published).
+    preprocessor : "auto", "passthrough" or transformer, default="auto"
+        ``"auto"``: :class:`~skpate.preprocessing.PublicPreprocessor`. A
+        transformer is cloned and fitted on the public rows only.
+    candidates : "auto" or list of (str, estimator), default="auto"
+        ``"auto"``: :func:`default_candidates`. A list is used as given (its
+        estimators see the preprocessed features).
+    holdout : float in (0, 1), default=0.2
+        Expected share of the private rows that score the candidates.
+    accountant : skpate.privacy.RDPAccountant, default=None
+        Budget shared across fits: the fit reserves its whole cost before it reads a private row.
+    random_state : int, RandomState instance or None, default=None
+    n_jobs : int, default=None
+        Given to the candidates that take it.
+    verbose : int, default=0
+        ``>= 1``: one line per phase and candidate (no private value).
+
+    Attributes
+    ----------
+    preprocessor_ : transformer or None
+        Fitted on the public rows (public).
+    selection_ : PrivateModelSelection
+        The fitted selection; private (it holds the chosen candidate's private state).
+    selected_ : dict
+        ``name`` and ``params`` of the chosen candidate (public).
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+    privacy_spent_ : tuple of (float, float)
+    privacy_report_ : skpate.PrivacyReport
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpate import PrivateClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(6000, 4)); y = np.where(X[:, 0] * X[:, 1] > 0, "yes", "no")
+    >>> clf = PrivateClassifier(epsilon=1.0, classes=["no", "yes"], random_state=0)
+    >>> clf.fit(X[:4000], y[:4000], X_public=X[4000:5000]).privacy_spent_
+    (1.0, 1e-05)
+    >>> clf.selected_["name"], clf.score(X[5000:], y[5000:]) > 0.8
+    ('trees', True)
+    """
+
+    _parameter_constraints: dict = {
+        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "classes": ["array-like", None],
+        "preprocessor": "no_validation",
+        "candidates": [StrOptions({"auto"}), list],
+        "holdout": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "accountant": [None, RDPAccountant],
+        "random_state": ["random_state"],
+        "n_jobs": [None, numbers.Integral],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self, *, epsilon=1.0, delta=1e-5, classes=None, preprocessor="auto", candidates="auto", holdout=0.2,
+        accountant=None, random_state=None, n_jobs=None, verbose=0,
+    ):  # fmt: skip
+        self.epsilon = epsilon
+        self.delta = delta
+        self.classes = classes
+        self.preprocessor = preprocessor
+        self.candidates = candidates
+        self.holdout = holdout
+        self.accountant = accountant
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _selection(self, n_private, n_public, classes):
+        candidates = self.candidates
+        if candidates == "auto":
+            candidates = default_candidates(n_private, n_public, np.unique(classes).size, self.epsilon, self.delta)
+        return PrivateModelSelection(
+            candidates, epsilon=self.epsilon, delta=self.delta, classes=classes, holdout=self.holdout,
+            accountant=self.accountant, random_state=self.random_state, n_jobs=self.n_jobs, verbose=self.verbose,
+        )  # fmt: skip
+
+    def planned_cost(self, n_public, n_private=None):
+        """What a fit will cost, known before it runs (the candidates' costs; the choice adds nothing).
+
+        Parameters
+        ----------
+        n_public : int
+            Number of public rows the fit will see.
+        n_private : int, default=None
+            Number of private rows (public under replacement); the default candidates' leaf size
+            depends on it, their cost does not.
+
+        Returns
+        -------
+        cost : skpate.privacy.Cost
+        """
+        self._validate_params()
+        if self.classes is None:
+            raise ValueError("the candidates' noise depends on the number of classes: pass classes=[...] to plan.")
+        n_private = 4 * n_public if n_private is None else n_private
+        return self._selection(n_private, n_public, np.asarray(self.classes)).planned_cost(n_public)
+
+    def _say(self, message):
+        if self.verbose:
+            print(f"[{type(self).__name__}] {message}", flush=True)
+
+    def fit(self, X, y, *, X_public=None):
+        """Preprocess with the public rows, fit the candidates, choose one privately.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Private rows (labeled) and, optionally, public rows (``y == -1``,
+            unless ``-1`` is one of ``classes``).
+        y : array-like of shape (n_samples,)
+        X_public : {array-like, DataFrame} of shape (n_public, n_features), default=None
+
+        Returns
+        -------
+        self : PrivateClassifier
+        """
+        self._validate_params()
+        name = type(self).__name__
+        X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name)
+        classes = check_classes(self.classes, y_private, name, stacklevel=3)
+        start = time.perf_counter()
+        preprocessor = PublicPreprocessor() if self.preprocessor == "auto" else self.preprocessor
+        self.preprocessor_, Z_public, Z_private = public_features(preprocessor, X_pub, X_private)
+        n_private, n_public = _num_samples(Z_private), _num_samples(Z_public)
+        self._say(
+            f"preprocessing fitted on {n_public} public rows: {np.shape(Z_public)[1]} features "
+            f"({time.perf_counter() - start:.1f} s)"
+        )
+        selection = self._selection(n_private, n_public, classes)
+        self._say(
+            f"fitting {len(selection.candidates)} candidates under epsilon {self.epsilon:g} at delta {self.delta:g}"
+        )
+        self.selection_ = selection.fit(Z_private, y_private, X_public=Z_public)
+        validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
+        self.classes_ = classes
+        self.selected_ = self.selection_.selected_
+        self.privacy_report_ = self.selection_.privacy_report_
+        self.privacy_spent_ = self.selection_.privacy_spent_
+        self._say(f"done in {time.perf_counter() - start:.1f} s; publishable epsilon {self.privacy_spent_[0]:.4g}")
+        return self
+
+    def _features(self, X):
+        check_is_fitted(self, "selection_")
+        return X if self.preprocessor_ is None else self.preprocessor_.transform(X)
+
+    def predict(self, X):
+        """Predict with the chosen candidate.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        return self.selection_.predict(self._features(X))
+
+    def predict_proba(self, X):
+        """Class probabilities of the chosen candidate, columns in ``classes_`` order.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return self.selection_.predict_proba(self._features(X))
+
+    def export_model(self):
+        """The publishable artifact: the public preprocessor and the chosen candidate's model, as a pipeline.
+
+        Returns
+        -------
+        model : sklearn.pipeline.Pipeline or estimator
+        """
+        check_is_fitted(self, "selection_")
+        model = self.selection_.export_model()
+        return model if self.preprocessor_ is None else make_pipeline(copy.deepcopy(self.preprocessor_), model)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        return tags

@@ -1,0 +1,317 @@
+"""Preprocessing that costs no privacy: every statistic comes from the public rows or a public schema.
+
+:class:`PublicPreprocessor` turns a mixed-type table (numbers, strings or
+categories, missing values) into the numeric features the private learners
+need. It is fitted on the public pool's features only, so it holds no private
+statistic and may be published with the model. Private rows go through it
+without ever raising on their values: a category the public pool never showed
+becomes all zeros (it is not printed anywhere), a missing value becomes the
+public median or a "missing" category, a number outside the public range is
+clipped to it.
+"""
+
+import numbers
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, clone
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["PublicPreprocessor", "QuantileClipScaler"]
+
+#: The placeholder of a missing categorical value (a category of its own).
+MISSING = "__missing__"
+
+
+class QuantileClipScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Clip every column to the ``quantile_range`` of the rows it was fitted on, then map that range to [-1, 1].
+
+    Fitted on public rows, it bounds every private value by public quantities,
+    which is what clipped private mechanisms need. Missing values pass through.
+
+    Parameters
+    ----------
+    quantile_range : tuple of (float, float), default=(0.01, 0.99)
+        Lower and upper quantiles, in [0, 1].
+    bounds : dict or None, default=None
+        ``{column index: (low, high)}`` from a public schema, used instead of the quantiles.
+
+    Attributes
+    ----------
+    low_, high_ : ndarray of shape (n_features,)
+        The range of every column.
+    """
+
+    _parameter_constraints: dict = {"quantile_range": [tuple], "bounds": [dict, None]}
+
+    def __init__(self, quantile_range=(0.01, 0.99), bounds=None):
+        self.quantile_range = quantile_range
+        self.bounds = bounds
+
+    def fit(self, X, y=None):
+        """Read each column's range from ``X`` (public rows) or ``bounds``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self : QuantileClipScaler
+        """
+        self._validate_params()
+        low_q, high_q = self.quantile_range
+        if not 0 <= low_q < high_q <= 1:
+            raise ValueError(
+                f"quantile_range must be (low, high) with 0 <= low < high <= 1, got {self.quantile_range!r}."
+            )
+        X = self._validate_data(X, reset=True)
+        with np.errstate(all="ignore"):
+            low = np.nanquantile(X, low_q, axis=0) if len(X) else np.zeros(X.shape[1])
+            high = np.nanquantile(X, high_q, axis=0) if len(X) else np.ones(X.shape[1])
+        for column, (lo, hi) in (self.bounds or {}).items():
+            low[column], high[column] = lo, hi
+        self.low_ = np.where(np.isfinite(low), low, 0.0)  # a column the public rows never fill
+        self.high_ = np.where(np.isfinite(high), high, 0.0)
+        return self
+
+    def _validate_data(self, X, reset):
+        from sklearn.utils.validation import validate_data
+
+        return validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite="allow-nan")
+
+    def transform(self, X):
+        """Clip to the fitted range and map it to [-1, 1] (a constant column maps to 0).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self, "low_")
+        X = self._validate_data(X, reset=False)
+        width = self.high_ - self.low_
+        centre = (self.high_ + self.low_) / 2.0
+        scale = np.where(width > 0, width / 2.0, 1.0)
+        return (np.clip(X, self.low_, self.high_) - centre) / scale
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+def _column_kinds(X):
+    """``(numeric, categorical)`` column names (a DataFrame) or indices (an array), by dtype alone."""
+    if isinstance(X, pd.DataFrame):
+        numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])]
+        return numeric, [c for c in X.columns if c not in numeric]
+    X = np.asarray(X)
+    columns = list(range(X.shape[1])) if X.ndim == 2 else []
+    if X.dtype.kind in "biuf":
+        return columns, []
+    return [], columns
+
+
+def _as_strings(X):
+    """Categorical columns as strings, missing values as :data:`MISSING` (a category of its own)."""
+    frame = pd.DataFrame(X).astype(object)
+    return frame.where(frame.notna(), MISSING).astype(str).to_numpy(dtype=object)
+
+
+class PublicPreprocessor(TransformerMixin, BaseEstimator):
+    """Mixed-type rows to numeric features, fitted on public rows (or a public schema) only.
+
+    Numeric columns: missing values imputed with the public median (and a
+    missing-value indicator where the public rows have missing values), then
+    clipped to the public ``quantile_range`` and mapped to [-1, 1]
+    (:class:`QuantileClipScaler`). Other columns (strings, categories,
+    booleans): one-hot over the categories seen in the public rows (at most
+    ``max_categories`` per column, the rarer ones merged), missing values a
+    category of their own; a category the public rows never showed encodes as
+    zeros, silently, so that no private value reaches a message.
+
+    Parameters
+    ----------
+    schema : dict or None, default=None
+        Public knowledge that overrides the public rows: ``{column: list of
+        categories}`` for a categorical column, ``{column: (low, high)}`` for
+        a numeric one (its clipping range).
+    quantile_range : tuple of (float, float), default=(0.01, 0.99)
+    max_categories : int >= 2, default=30
+        Most one-hot columns per categorical column; rarer public categories share one.
+
+    Attributes
+    ----------
+    transformer_ : sklearn.compose.ColumnTransformer
+        The fitted transformer.
+    numeric_columns_, categorical_columns_ : list
+        Column names (DataFrame input) or indices (array input), by dtype.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Where the input is a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from skpate.preprocessing import PublicPreprocessor
+    >>> public = pd.DataFrame({"age": [30, 40, np.nan], "city": ["Paris", "Lyon", None]})
+    >>> private = pd.DataFrame({"age": [25.0], "city": ["a city the public rows never showed"]})
+    >>> PublicPreprocessor().fit(public).transform(private).round(2)
+    array([[-1.,  0.,  0.,  0.,  0.]])
+    """
+
+    _parameter_constraints: dict = {
+        "schema": [dict, None],
+        "quantile_range": [tuple],
+        "max_categories": [Interval(numbers.Integral, 2, None, closed="left")],
+    }
+
+    def __init__(self, *, schema=None, quantile_range=(0.01, 0.99), max_categories=30):
+        self.schema = schema
+        self.quantile_range = quantile_range
+        self.max_categories = max_categories
+
+    def fit(self, X, y=None):
+        """Fit on public rows (features only).
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Public rows.
+        y : ignored
+
+        Returns
+        -------
+        self : PublicPreprocessor
+        """
+        self._validate_params()
+        if not isinstance(X, pd.DataFrame):
+            X = np.asarray(X)
+            if X.ndim != 2:
+                raise ValueError(f"PublicPreprocessor expects 2-d rows, got an array of shape {X.shape}.")
+        schema = self.schema or {}
+        numeric, categorical = _column_kinds(X)
+        unknown = [column for column in schema if column not in numeric + categorical]
+        if unknown:
+            raise ValueError(f"schema names columns that X does not have: {unknown!r}.")
+        self.numeric_columns_, self.categorical_columns_ = numeric, categorical
+        parts = []
+        if numeric:
+            bounds = {i: tuple(schema[c]) for i, c in enumerate(numeric) if c in schema}
+            missing = _frame(X, numeric).isna().to_numpy().any()
+            parts.append((
+                "numeric",
+                make_pipeline(
+                    SimpleImputer(strategy="median", add_indicator=bool(missing), keep_empty_features=True),
+                    _IndicatorAware(QuantileClipScaler(self.quantile_range, bounds), len(numeric)),
+                ),
+                numeric,
+            ))  # fmt: skip
+        if categorical:
+            categories = "auto"
+            if any(c in schema for c in categorical):
+                strings = _as_strings(_frame(X, categorical))
+                categories = [
+                    [str(v) for v in schema[c]] + [MISSING] if c in schema else sorted(set(strings[:, i]))
+                    for i, c in enumerate(categorical)
+                ]
+            encoder = OneHotEncoder(
+                categories=categories, handle_unknown="infrequent_if_exist", max_categories=self.max_categories,
+                sparse_output=False, dtype=np.float64,
+            )  # fmt: skip
+            parts.append(("categorical", make_pipeline(_StringCategories(), encoder), categorical))
+        if not parts:
+            raise ValueError("PublicPreprocessor found no columns in X.")
+        self.transformer_ = ColumnTransformer(parts, sparse_threshold=0.0).fit(X)
+        self._set_input_attributes(X)
+        return self
+
+    def _set_input_attributes(self, X):
+        self.n_features_in_ = X.shape[1]
+        if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+
+    def transform(self, X):
+        """Encode rows (private or public) with the public statistics; never raises on a value.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_features_out)
+        """
+        check_is_fitted(self, "transformer_")
+        if not isinstance(X, pd.DataFrame):
+            X = np.asarray(X)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1] if X.ndim == 2 else 'no'} features, but PublicPreprocessor was fitted with "
+                f"{self.n_features_in_}."
+            )
+        return self.transformer_.transform(X)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output features (those of the fitted ``ColumnTransformer``)."""
+        check_is_fitted(self, "transformer_")
+        return self.transformer_.get_feature_names_out()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        return tags
+
+
+def _frame(X, columns):
+    return X[columns] if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X)[:, columns])
+
+
+class _StringCategories(TransformerMixin, BaseEstimator):
+    """Categorical columns as strings with missing values as a category (stateless)."""
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        return _as_strings(X)
+
+    def get_feature_names_out(self, input_features=None):
+        return np.asarray(input_features, dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        tags.requires_fit = False
+        return tags
+
+
+class _IndicatorAware(TransformerMixin, BaseEstimator):
+    """Scale the first ``n_values`` columns (the imputed values) and pass the missing-value indicators through."""
+
+    def __init__(self, scaler, n_values):
+        self.scaler = scaler
+        self.n_values = n_values
+
+    def fit(self, X, y=None):
+        self.scaler_ = clone(self.scaler).fit(np.asarray(X)[:, : self.n_values])
+        return self
+
+    def transform(self, X):
+        X = np.asarray(X, dtype=np.float64)
+        return np.hstack([self.scaler_.transform(X[:, : self.n_values]), X[:, self.n_values :]])
+
+    def get_feature_names_out(self, input_features=None):
+        return np.asarray(input_features, dtype=object)

@@ -1,0 +1,361 @@
+"""Private model selection: a private counterpart of ``GridSearchCV`` over skpate estimators and their settings.
+
+Choosing settings by their accuracy on private rows spends privacy, and
+choosing them on another dataset's benchmark is a guess. :class:`PrivateModelSelection`
+does the first and pays for it, before the fit:
+
+1. the private rows are split at random, independently of their content, into
+   training rows and held-out rows (``holdout`` of them);
+2. every candidate is fitted on the training rows under an equal share of the
+   budget's Gaussian-DP ``mu^2``, so that together they are ``mu``-GDP
+   ([DRS22] Cor. 3.3) with ``mu = gdp_mu(epsilon, delta)``;
+3. one candidate is chosen by the exponential mechanism on the number of
+   held-out rows each predicts correctly, at the largest epsilon that is
+   itself ``mu``-GDP (:func:`skpate.privacy.selection.gdp_pure_epsilon`).
+
+A private row is either a training row or a held-out row, so the selection as a
+whole is ``mu``-GDP: ``privacy_spent_`` is ``epsilon``, known before the fit
+(the argument is in :mod:`skpate.privacy.selection`). The chosen candidate is
+the only model published; the scores are never stored.
+
+Why this design rather than the random-repetition analyses (Liu & Talwar 2019;
+Papernot & Steinke 2022): every candidate runs exactly once (a known run time),
+the few candidates a tabular user needs compose exactly in Gaussian DP, and the
+choice itself costs no epsilon, only held-out rows. Papernot & Steinke's bound
+pays a factor of about two on the repeated run's Renyi curve plus a term in the
+log of the expected number of repetitions, and its number of runs is random;
+it wins for many candidates, not for the two to four here
+(``docs/selection.md`` has the numbers).
+
+[DRS22] Dong, Roth, Su. "Gaussian Differential Privacy", JRSS B 2022.
+"""
+
+import numbers
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils import _safe_indexing
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+
+from ._validation import check_classes, check_generator, split_private_public
+from .base import PrivateClassifierMixin
+from .privacy import Cost, PrivacyReport, RDPAccountant
+from .privacy.calibration import gaussian_share_epsilon
+from .privacy.selection import exponential_mechanism, gdp_pure_epsilon, held_out_score_sensitivity
+
+__all__ = ["PrivateModelSelection", "grid_candidates"]
+
+#: The parameters of the contract that the selection sets on every candidate.
+_CONTRACT = ("epsilon", "delta", "classes", "accountant", "random_state")
+
+
+def grid_candidates(estimator, param_grid, prefix=None):
+    """``(name, estimator)`` candidates of :class:`PrivateModelSelection`, one per point of ``param_grid``.
+
+    Parameters
+    ----------
+    estimator : skpate estimator
+        Cloned for every point.
+    param_grid : dict or list of dicts
+        As ``GridSearchCV``'s (:class:`sklearn.model_selection.ParameterGrid`).
+    prefix : str, default=None
+        Start of every name; None: the estimator's class name.
+
+    Returns
+    -------
+    candidates : list of (str, estimator)
+    """
+    prefix = type(estimator).__name__ if prefix is None else prefix
+    return [
+        (prefix + "(" + ", ".join(f"{key}={value!r}" for key, value in sorted(params.items())) + ")",
+         clone(estimator).set_params(**params))
+        for params in ParameterGrid(param_grid)
+    ]  # fmt: skip
+
+
+class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Fit several private candidates under one budget and publish the one a private choice prefers.
+
+    Every candidate is a skpate estimator (the contract of :mod:`skpate.base`)
+    whose a-priori cost is Gaussian DP (noisy gradient descent, leaf counts,
+    cells, GNMax or Confident-GNMax PATE). The budget ``(epsilon, delta)`` is
+    fixed before the fit, and covers the candidates' training and the choice
+    (see :mod:`skpate.selection` for the analysis).
+
+    Parameters
+    ----------
+    candidates : list of (str, estimator)
+        Named, unfitted private estimators (cloned). Their ``epsilon``,
+        ``delta``, ``classes``, ``accountant`` and ``random_state`` are set by
+        the selection. :func:`grid_candidates` expands a parameter grid.
+    epsilon : float > 0, default=1.0
+        The whole budget, fixed before the fit.
+    delta : float in (0, 1), default=1e-5
+    classes : array-like, default=None
+        The public label set. None takes it from the private labels with a
+        :class:`~skpate.PrivacyLeakWarning` (the label set is then published).
+    holdout : float in (0, 1), default=0.2
+        Expected share of the private rows held out to score the candidates
+        (each row independently); with one candidate, no row is held out.
+    accountant : skpate.privacy.RDPAccountant, default=None
+        Budget shared across fits: the fit reserves its whole cost before it
+        reads a private row.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the split, the candidates and the choice.
+    n_jobs : int, default=None
+        Given to the candidates that take it.
+    verbose : int, default=0
+        With ``verbose >= 1``, one line per candidate and one for the choice (no private value).
+
+    Attributes
+    ----------
+    best_estimator_ : estimator
+        The chosen candidate, fitted on the training rows. It may hold private
+        state (teachers); publish :meth:`export_model`.
+    selected_ : dict
+        ``name`` and ``params`` of the chosen candidate: a released output, public.
+    candidate_epsilons_ : dict
+        The budget each candidate was given, by name (public).
+    selection_epsilon_ : float
+        Epsilon of the exponential mechanism that chose (pure DP, within ``mu``).
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    privacy_spent_ : tuple of (float, float)
+    privacy_report_ : skpate.PrivacyReport
+
+    Examples
+    --------
+    >>> from skpate import NoisyGDClassifier, PrivateModelSelection, grid_candidates
+    >>> search = PrivateModelSelection(grid_candidates(NoisyGDClassifier(), {"n_iter": [50, 200]}),
+    ...                                epsilon=1.0, classes=[0, 1])
+    >>> round(search.publishable_epsilon(n_public=1000), 6)  # the budget, known before the fit
+    1.0
+    """
+
+    _parameter_constraints: dict = {
+        "candidates": [list],
+        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "classes": ["array-like", None],
+        "holdout": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "accountant": [None, RDPAccountant],
+        "random_state": ["random_state"],
+        "n_jobs": [None, numbers.Integral],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self, candidates, *, epsilon=1.0, delta=1e-5, classes=None, holdout=0.2, accountant=None,
+        random_state=None, n_jobs=None, verbose=0,
+    ):  # fmt: skip
+        self.candidates = candidates
+        self.epsilon = epsilon
+        self.delta = delta
+        self.classes = classes
+        self.holdout = holdout
+        self.accountant = accountant
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # ------------------------------------------------------------ budget
+
+    def _check_candidates(self):
+        if not self.candidates:
+            raise ValueError("candidates must name at least one estimator: [('name', estimator), ...].")
+        names = []
+        for item in self.candidates:
+            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
+                raise ValueError(f"candidates must be (name, estimator) pairs, got {item!r}.")
+            name, estimator = item
+            missing = [p for p in _CONTRACT if p not in estimator.get_params(deep=False)]
+            if missing or not hasattr(estimator, "planned_cost"):
+                raise ValueError(
+                    f"candidate {name!r} is not a private skpate estimator (it lacks {missing or 'planned_cost'}); "
+                    "candidates are estimators such as NoisyGDClassifier, LeafRefitClassifier or PATEClassifier."
+                )
+            names.append(name)
+        if len(set(names)) != len(names):
+            raise ValueError(f"candidate names must be unique, got {names!r}.")
+        return names
+
+    def _plan(self, n_public, classes):
+        """The candidates configured with their budgets, and the cost of them all (a priori).
+
+        Each gets an equal share of the budget's ``mu^2``; the shares shrink by a hair until the
+        composed cost is within ``epsilon`` (the conversions round), so the guarantee holds exactly.
+        """
+        names = self._check_candidates()
+        share = 1.0 / len(names)
+        for _ in range(50):
+            epsilon_each = gaussian_share_epsilon(self.epsilon, self.delta, share)
+            planned, total = [], Cost()
+            for name, estimator in self.candidates:
+                candidate = clone(estimator).set_params(
+                    epsilon=epsilon_each, delta=self.delta, classes=classes, accountant=None
+                )
+                cost = candidate.planned_cost(n_public)
+                if cost.pure or cost.release is not None:
+                    raise ValueError(
+                        f"candidate {name!r} has a cost that is not Gaussian DP (a Laplace mechanism or a sanitized "
+                        "release); the selection composes Gaussian-DP candidates only: use GNMax or "
+                        "Confident-GNMax, or no data-dependent release."
+                    )
+                planned.append((name, candidate))
+                total = total + cost
+            if total.epsilon(self.delta)[0] <= self.epsilon:
+                return total, planned
+            share *= 1.0 - 1e-9
+        raise RuntimeError("the candidates' budgets could not be made to fit the budget; please report this.")
+
+    def planned_cost(self, n_public):
+        """What a fit will cost, known before it runs: the candidates' costs composed (the choice adds nothing).
+
+        Parameters
+        ----------
+        n_public : int
+            Number of public rows the fit will see.
+
+        Returns
+        -------
+        cost : skpate.privacy.Cost
+        """
+        self._validate_params()
+        return self._plan(n_public, self.classes)[0]
+
+    # --------------------------------------------------------------- fit
+
+    def _say(self, message):
+        if self.verbose:
+            print(f"[{type(self).__name__}] {message}", flush=True)
+
+    def fit(self, X, y, *, X_public=None):
+        """Fit every candidate on the training rows, choose one privately on the held-out rows.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Private rows (labeled) and, optionally, public rows (``y == -1``,
+            unless ``-1`` is one of ``classes``).
+        y : array-like of shape (n_samples,)
+        X_public : {array-like, DataFrame} of shape (n_public, n_features), default=None
+
+        Returns
+        -------
+        self : PrivateModelSelection
+        """
+        self._validate_params()
+        name = type(self).__name__
+        X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name)
+        classes = check_classes(self.classes, y_private, name, stacklevel=3)
+        n_public = _num_samples(X_pub)
+        total, planned = self._plan(n_public, classes)  # a priori, before any private row is read
+        reservation = None
+        if self.accountant is not None:
+            reservation = self.accountant.reserve(total, label=f"{name}: {len(planned)} candidates")
+        rng = check_generator(self.random_state)
+        try:
+            self._select(X_private, y_private, X_pub, planned, total, rng)
+        finally:  # the private rows were read: the planned cost is charged, whether the fit succeeded or not
+            if reservation is not None:
+                self.accountant.settle(reservation, total)
+        validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
+        self.classes_ = classes
+        chosen = self.best_estimator_.privacy_report_.mechanism
+        mechanism = (
+            f"{len(planned)} candidates under equal shares of Gaussian-DP mu^2, then the exponential mechanism "
+            f"(epsilon {self.selection_epsilon_:.4g}) on held-out rows; chosen {self.selected_['name']!r}: {chosen}"
+        )
+        self.privacy_report_ = PrivacyReport.from_cost(
+            total,
+            self.delta,
+            mechanism=mechanism,
+            neighboring=self._neighboring(planned),
+            budget=self.epsilon,
+            guarantee="budget",
+        )
+        self.privacy_spent_ = (self.privacy_report_.epsilon, self.privacy_report_.delta)
+        return self
+
+    @staticmethod
+    def _neighboring(planned):
+        relations = {getattr(candidate, "neighboring", "replace-one") for _, candidate in planned}
+        if len(relations) != 1:
+            raise ValueError("the candidates protect different neighbouring relations; give them all the same one.")
+        return relations.pop()
+
+    def _select(self, X_private, y_private, X_public, planned, total, rng):
+        n_private = _num_samples(X_private)
+        # Each row held out independently, whatever its content: the split is valid for either relation.
+        held = rng.random(n_private) < self.holdout if len(planned) > 1 else np.zeros(n_private, dtype=bool)
+        train, test = np.flatnonzero(~held), np.flatnonzero(held)
+        X_train, y_train = _safe_indexing(X_private, train), y_private[train]
+        X_test, y_test = _safe_indexing(X_private, test), y_private[test]
+        scores, fitted = np.zeros(len(planned)), []
+        for index, (candidate_name, candidate) in enumerate(planned):
+            params = {"random_state": int(rng.integers(2**31))}
+            if "n_jobs" in candidate.get_params(deep=False):
+                params["n_jobs"] = self.n_jobs
+            start = time.perf_counter()
+            candidate.set_params(**params).fit(X_train, y_train, X_public=X_public)
+            if test.size:
+                scores[index] = np.sum(candidate.predict(X_test) == y_test)
+            fitted.append(candidate)
+            self._say(
+                f"candidate {index + 1}/{len(planned)} {candidate_name!r} (epsilon {candidate.epsilon:.3g}) fitted "
+                f"in {time.perf_counter() - start:.1f} s"
+            )
+        mu = float(np.sqrt(total.mu_squared))
+        self.selection_epsilon_ = float(gdp_pure_epsilon(mu))
+        sensitivity = held_out_score_sensitivity(self._neighboring(planned))
+        chosen = 0 if len(planned) == 1 else exponential_mechanism(scores, self.selection_epsilon_, rng, sensitivity)
+        del scores  # private: only the choice is released
+        chosen_name, best = planned[chosen]
+        self._say(f"chose {chosen_name!r} by the exponential mechanism on the held-out rows")
+        self.best_estimator_ = fitted[chosen]
+        self.selected_ = {"name": chosen_name, "params": best.get_params(deep=False)}
+        self.candidate_epsilons_ = {candidate_name: float(c.epsilon) for candidate_name, c in planned}
+        self.mu_ = mu
+
+    # ------------------------------------------------------------ predict
+
+    def predict(self, X):
+        """Predict with the chosen candidate.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X)
+
+    def predict_proba(self, X):
+        """Class probabilities of the chosen candidate, columns in ``classes_`` order.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict_proba(X)
+
+    def export_model(self):
+        """The publishable artifact: the chosen candidate's exported model.
+
+        Returns
+        -------
+        model : estimator
+        """
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.export_model()
