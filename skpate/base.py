@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._validation import public_rows
 
-__all__ = ["PrivateClassifierMixin"]
+__all__ = ["PrivateClassifierMixin", "PublishedModelMixin"]
 
 
 class PrivateClassifierMixin:
@@ -93,3 +93,23 @@ class PrivateClassifierMixin:
             raise ValueError("score needs labeled rows; every label is -1.")
         weights = None if sample_weight is None else np.asarray(sample_weight)[keep]
         return super().score(_safe_indexing(X, keep), y[keep], sample_weight=weights)
+
+
+class PublishedModelMixin:
+    """Mixin of the models an estimator publishes (built from released outputs, never fitted on rows).
+
+    ``fit`` exists so that scikit-learn treats them as estimators (in a ``Pipeline``, say) and refuses
+    with a clear message: refitting a published model on rows would make it a non-private model.
+    """
+
+    def fit(self, X=None, y=None):
+        """Not available: a published model is built by the private estimator that released it.
+
+        Raises
+        ------
+        TypeError
+        """
+        raise TypeError(
+            f"{type(self).__name__} is a published model built from a private fit's released outputs; it is not "
+            "fitted on rows. Fit the private estimator (e.g. NoisyGDClassifier, LeafRefitClassifier) instead."
+        )

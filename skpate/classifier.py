@@ -262,7 +262,8 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         -------
         y : ndarray of shape (n_samples,)
         """
-        return self.selection_.predict(self._features(X))
+        Z = self._features(X)
+        return self.selection_.predict(Z)
 
     def predict_proba(self, X):
         """Class probabilities of the chosen candidate, columns in ``classes_`` order.
@@ -275,7 +276,8 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        return self.selection_.predict_proba(self._features(X))
+        Z = self._features(X)
+        return self.selection_.predict_proba(Z)
 
     def export_model(self):
         """The publishable artifact: the public preprocessor and the chosen candidate's model, as a pipeline.

@@ -20,7 +20,7 @@ from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = ["PublicPreprocessor", "QuantileClipScaler"]
 
@@ -82,8 +82,6 @@ class QuantileClipScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return self
 
     def _validate_data(self, X, reset):
-        from sklearn.utils.validation import validate_data
-
         return validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite="allow-nan")
 
     def transform(self, X):
@@ -195,10 +193,7 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
         self : PublicPreprocessor
         """
         self._validate_params()
-        if not isinstance(X, pd.DataFrame):
-            X = np.asarray(X)
-            if X.ndim != 2:
-                raise ValueError(f"PublicPreprocessor expects 2-d rows, got an array of shape {X.shape}.")
+        X = self._check_rows(X, reset=True)
         schema = self.schema or {}
         numeric, categorical = _column_kinds(X)
         unknown = [column for column in schema if column not in numeric + categorical]
@@ -233,13 +228,16 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
         if not parts:
             raise ValueError("PublicPreprocessor found no columns in X.")
         self.transformer_ = ColumnTransformer(parts, sparse_threshold=0.0).fit(X)
-        self._set_input_attributes(X)
         return self
 
-    def _set_input_attributes(self, X):
-        self.n_features_in_ = X.shape[1]
-        if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
-            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+    def _check_rows(self, X, reset):
+        """A DataFrame as is (its dtypes tell the column kinds), anything else as a dense 2-d array."""
+        if isinstance(X, pd.DataFrame):
+            validate_data(self, X, reset=reset, skip_check_array=True)
+            if len(X) == 0:
+                raise ValueError("Found array with 0 sample(s) (shape=(0, ...)) while a minimum of 1 is required.")
+            return X
+        return validate_data(self, X, reset=reset, dtype=None, ensure_all_finite="allow-nan")
 
     def transform(self, X):
         """Encode rows (private or public) with the public statistics; never raises on a value.
@@ -253,14 +251,7 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
         Z : ndarray of shape (n_samples, n_features_out)
         """
         check_is_fitted(self, "transformer_")
-        if not isinstance(X, pd.DataFrame):
-            X = np.asarray(X)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1] if X.ndim == 2 else 'no'} features, but PublicPreprocessor was fitted with "
-                f"{self.n_features_in_}."
-            )
-        return self.transformer_.transform(X)
+        return self.transformer_.transform(self._check_rows(X, reset=False))
 
     def get_feature_names_out(self, input_features=None):
         """Names of the output features (those of the fitted ``ColumnTransformer``)."""

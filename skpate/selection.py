@@ -296,7 +296,12 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         X_test, y_test = _safe_indexing(X_private, test), y_private[test]
         scores, fitted = np.zeros(len(planned)), []
         for index, (candidate_name, candidate) in enumerate(planned):
-            params = {"random_state": int(rng.integers(2**31))}
+            # Every random_state of the candidate, nested ones too (as scikit-learn's ensembles seed their members).
+            params = {
+                key: int(rng.integers(2**31))
+                for key in candidate.get_params(deep=True)
+                if key == "random_state" or key.endswith("__random_state")
+            }
             if "n_jobs" in candidate.get_params(deep=False):
                 params["n_jobs"] = self.n_jobs
             start = time.perf_counter()

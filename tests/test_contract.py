@@ -23,6 +23,8 @@ from skpate import (
     PATEClassifier,
     PrivacyLeakWarning,
     PrivacyReport,
+    PrivateClassifier,
+    PrivateModelSelection,
     RDPAccountant,
     TabularPATEClassifier,
 )
@@ -44,6 +46,10 @@ ESTIMATORS = {
     "LeafRefitClassifier": lambda **p: LeafRefitClassifier(_pate(random_state=0), n_estimators=5, **p),
     "CellCountClassifier": lambda **p: CellCountClassifier(n_cells=20, n_partitions=3, **p),
     "NoisyGDClassifier": lambda **p: NoisyGDClassifier(**p),
+    "PrivateModelSelection": lambda **p: PrivateModelSelection(
+        [("linear", NoisyGDClassifier()), ("cells", CellCountClassifier(n_cells=20, n_partitions=3))], **p
+    ),
+    "PrivateClassifier": lambda **p: PrivateClassifier(**p),
 }
 #: The estimators that offer a choice of neighbouring relation.
 OFFER_ADD_REMOVE = {"CellCountClassifier", "NoisyGDClassifier"}

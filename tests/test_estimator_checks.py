@@ -25,8 +25,11 @@ from skpate import (
     LeafRefitClassifier,
     NoisyGDClassifier,
     PATEClassifier,
+    PrivateClassifier,
+    PrivateModelSelection,
     TabularPATEClassifier,
 )
+from skpate.preprocessing import PublicPreprocessor, QuantileClipScaler
 from skpate.pate.semi_supervised import PseudoLabelClassifier
 from skpate.pate.students import VoteRegressionClassifier
 
@@ -67,6 +70,14 @@ class _NoisyGDRowsAsPublicPool(_ClassesAndPoolFromCheck, NoisyGDClassifier):
     pass
 
 
+class _SelectionRowsAsPublicPool(_ClassesAndPoolFromCheck, PrivateModelSelection):
+    pass
+
+
+class _PrivateClassifierRowsAsPublicPool(_ClassesAndPoolFromCheck, PrivateClassifier):
+    pass
+
+
 # PATE without a budget (epsilon=None) and with little noise, so that the checks' accuracy thresholds can be met.
 ESTIMATORS = [
     _RowsAsPublicPool(LogisticRegression(), n_teachers=2, aggregator=GNMax(sigma=0.1), epsilon=None, random_state=0),
@@ -93,6 +104,14 @@ ESTIMATORS = [
     _TabularRowsAsPublicPool(epsilon=1000.0, n_teachers=2, n_rounds=1, random_state=0),
     _CellsRowsAsPublicPool(epsilon=1000.0, n_cells=3, n_partitions=3, random_state=0),
     _NoisyGDRowsAsPublicPool(epsilon=1000.0, random_state=0),
+    _SelectionRowsAsPublicPool(
+        [("linear", NoisyGDClassifier()), ("cells", CellCountClassifier(n_cells=3, n_partitions=3))],
+        epsilon=1000.0,
+        random_state=0,
+    ),
+    _PrivateClassifierRowsAsPublicPool(epsilon=1000.0, random_state=0),
+    PublicPreprocessor(),
+    QuantileClipScaler(),
 ]
 
 

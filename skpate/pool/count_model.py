@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_rows
+from ..base import PublishedModelMixin
 
 __all__ = ["NoisyCountModel", "noisy_counts"]
 
@@ -40,7 +41,7 @@ def noisy_counts(partition, Z_private, codes, n_classes, sigma, rng):
     return counts
 
 
-class NoisyCountModel(ClassifierMixin, BaseEstimator):
+class NoisyCountModel(PublishedModelMixin, ClassifierMixin, BaseEstimator):
     """Public partitions (a forest's leaves, k-means cells) with noisy class counts per cell: what is published.
 
     Not fitted by itself: built from fitted partitions, their fitted

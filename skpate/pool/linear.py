@@ -28,6 +28,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_rows
+from ..base import PublishedModelMixin
 from ..privacy.calibration import gradient_sigma, private_budget_split
 from ..privacy.gdp import gdp_mu
 from ._base import BasePoolClassifier, public_features
@@ -283,7 +284,7 @@ def _decision(logits):
     return logits[:, 1] - logits[:, 0] if logits.shape[1] == 2 else logits
 
 
-class SoftmaxModel(ClassifierMixin, BaseEstimator):
+class SoftmaxModel(PublishedModelMixin, ClassifierMixin, BaseEstimator):
     """A softmax regression on a public feature map: what :class:`NoisyGDClassifier` publishes.
 
     Not fitted by itself: built from the fitted preprocessor (or None), the
