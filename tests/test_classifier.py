@@ -1,0 +1,179 @@
+"""PrivateClassifier and its public preprocessing: mixed-type tables, the budget, what reaches the user."""
+
+import io
+import logging
+import pickle
+import warnings
+from contextlib import redirect_stderr, redirect_stdout
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import brentq
+from scipy.stats import norm
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, KFold
+
+from skpate import PrivateClassifier
+from skpate.classifier import default_candidates
+from skpate.preprocessing import MISSING, PublicPreprocessor
+
+SECRET = "SECRET-ZIP-90210"
+
+
+@pytest.fixture(scope="module")
+def table():
+    """A mixed-type table: numbers with missing values, strings, a pandas category, a boolean.
+
+    Returns ``X_private, y_private, X_public, X_test, y_test``; a category (``SECRET``) and a number out of
+    the public range occur in the private rows only.
+    """
+    rng = np.random.default_rng(0)
+    n = 6000
+    age = rng.normal(40, 12, n)
+    income = rng.lognormal(10, 1, n)
+    city = rng.choice(["Paris", "Lyon", "Nice", "Lille"], n)
+    plan = pd.Categorical(rng.choice(["basic", "pro"], n))
+    member = rng.random(n) < 0.3
+    score = (age - 40) / 12 + (city == "Paris") - (city == "Nice") + 0.8 * (plan == "pro") + member
+    y = np.where(score + rng.normal(0, 0.7, n) > 0.3, "yes", "no")
+    X = pd.DataFrame({"age": age, "income": income, "city": city, "plan": plan, "member": member})
+    X.loc[rng.random(n) < 0.1, "age"] = np.nan
+    X.loc[rng.random(n) < 0.05, "city"] = None
+    private, public, test = slice(0, 4000), slice(4000, 5000), slice(5000, n)
+    X_private = X.iloc[private].copy()
+    X_private.iloc[:5, 2] = SECRET  # a category the public pool never shows
+    X_private.iloc[5, 1] = 1e300  # far out of the public range
+    return X_private, y[private], X.iloc[public].reset_index(drop=True), X.iloc[test], y[test]
+
+
+def _fit(table, **params):
+    X, y, X_public, _, _ = table
+    return PrivateClassifier(**{"epsilon": 1.0, "classes": ["no", "yes"], "random_state": 0, **params}).fit(
+        X, y, X_public=X_public
+    )
+
+
+def test_a_mixed_type_table_fits_and_beats_chance_at_epsilon_one(table):
+    _, _, _, X_test, y_test = table
+    clf = _fit(table)
+    assert clf.privacy_spent_ == (1.0, 1e-5)
+    assert clf.score(X_test, y_test) > 0.75
+    assert clf.selected_["name"] in {"linear", "trees"}
+    assert list(clf.feature_names_in_) == ["age", "income", "city", "plan", "member"]
+
+
+def test_the_publishable_epsilon_equals_an_independent_computation(table):
+    """From the budgets the candidates were given: each one's mu solved independently, composed ([DRS22] Cor. 3.3)
+    and converted back by a root finder on delta(epsilon) ([DRS22] Cor. 2.13)."""
+    clf = _fit(table)
+    mu = np.sqrt(sum(_gd_mu_squared(epsilon) for epsilon in clf.selection_.candidate_epsilons_.values()))
+
+    def excess_delta(eps):
+        return norm.cdf(-eps / mu + mu / 2) - np.exp(eps) * norm.cdf(-eps / mu - mu / 2) - 1e-5
+
+    assert brentq(excess_delta, 0.01, 10, xtol=1e-12) == pytest.approx(1.0, rel=1e-6)
+    assert clf.privacy_spent_ == (1.0, 1e-5)
+
+
+def _gd_mu_squared(epsilon):
+    """mu^2 of a fit whose noise is calibrated to (epsilon, 1e-5), solved independently."""
+    return brentq(lambda mu: norm.cdf(-epsilon / mu + mu / 2) - np.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
+                  - 1e-5, 1e-4, 20) ** 2  # fmt: skip
+
+
+def test_the_trees_candidate_spends_what_its_noise_says(table):
+    """The tree candidate's mu^2 from its noise: the linear part's gradient noise and the leaf counts' noise."""
+    clf = _fit(table, candidates=default_candidates(4000, 1000, 2, 1.0)[1:])  # the trees alone: all the budget
+    refit = clf.selection_.best_estimator_
+    gd = refit.pate_
+    mu_gd = 2 * gd.clip * np.sqrt(gd.n_iter) / gd.sigma_  # [DRS22] Thm. 2.7, Cor. 3.3; replace-one: 2 clip
+    mu_counts = np.sqrt(refit.n_refits * 2 * refit.n_estimators) / refit.sigma_  # sqrt(2 T) per round
+    assert mu_gd**2 + mu_counts**2 == pytest.approx(_gd_mu_squared(1.0), rel=1e-6)
+    assert clf.privacy_spent_ == (1.0, 1e-5)
+
+
+def test_no_private_value_reaches_a_message_a_warning_or_a_log(table, caplog):
+    out, err = io.StringIO(), io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, redirect_stdout(out), redirect_stderr(err):
+        warnings.simplefilter("always")
+        caplog.set_level(logging.DEBUG)
+        clf = _fit(table, verbose=1)
+        clf.predict(table[0])
+    text = out.getvalue() + err.getvalue() + caplog.text + " ".join(str(w.message) for w in caught)
+    assert SECRET not in text and "1e+300" not in text
+    assert not caught
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 6 and "preprocessing" in lines[0] and "candidate 1/2" in lines[2] and "chose" in lines[4]
+    assert SECRET not in pickle.dumps(clf.export_model()).decode("latin-1")
+
+
+def test_unseen_categories_encode_as_zeros_and_missing_values_from_the_public_rows(table):
+    X, _, X_public, _, _ = table
+    pre = PublicPreprocessor().fit(X_public)
+    Z = pre.transform(X.iloc[:6])
+    names = list(pre.get_feature_names_out())
+    city = [i for i, name in enumerate(names) if "city_" in name]
+    assert np.all(Z[:5][:, city] == 0)  # the secret category: no column, no error
+    assert Z[5, names.index("numeric__income")] == 1.0  # clipped to the public range's top
+    assert np.isfinite(Z).all()
+    assert any(MISSING in name for name in names)  # missing cities are a category of their own
+
+
+def test_the_preprocessor_depends_on_the_public_rows_only(table):
+    X, y, X_public, X_test, _ = table
+    a = _fit(table).preprocessor_
+    b = PublicPreprocessor().fit(X_public)
+    np.testing.assert_array_equal(a.transform(X_test), b.transform(X_test))
+
+
+def test_a_public_schema_overrides_the_public_rows(table):
+    _, _, X_public, X_test, _ = table
+    schema = {"city": ["Paris", "Lyon", "Nice", "Lille", "Marseille"], "age": (18, 90)}
+    pre = PublicPreprocessor(schema=schema).fit(X_public)
+    names = list(pre.get_feature_names_out())
+    assert "categorical__city_Marseille" in names
+    assert (
+        pre.transform(pd.DataFrame({**{c: X_test[c] for c in X_test}, "age": 18.0}).iloc[:3])[:, 0].tolist() == [-1] * 3
+    )
+    with pytest.raises(ValueError, match="schema names columns that X does not have"):
+        PublicPreprocessor(schema={"zip": ["1"]}).fit(X_public)
+
+
+def test_export_model_is_a_pipeline_from_raw_rows(table):
+    _, _, _, X_test, _ = table
+    clf = _fit(table)
+    model = clf.export_model()
+    np.testing.assert_array_equal(model.predict(X_test), clf.predict(X_test))
+    np.testing.assert_allclose(model.predict_proba(X_test), clf.predict_proba(X_test))
+    with pytest.raises(TypeError, match="published model"):
+        model[-1].fit(X_test, None)
+
+
+def test_clone_pickle_and_grid_search_over_epsilon(table):
+    X, y, X_public, X_test, y_test = table
+    clf = _fit(table)
+    again = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(again.predict(X_test), clf.predict(X_test))
+    assert clone(clf).get_params() == clf.get_params()
+    rows = pd.concat([X.iloc[:2000], X_public], ignore_index=True)
+    labels = np.r_[y[:2000], np.full(len(X_public), -1, dtype=object)]
+    labels = np.where(labels == -1, -1, labels)
+    search = GridSearchCV(
+        PrivateClassifier(classes=["no", "yes"], random_state=0), {"epsilon": [0.5, 2.0]}, cv=KFold(2, shuffle=True,
+        random_state=0),
+    ).fit(rows, labels)  # fmt: skip
+    assert search.best_params_["epsilon"] in (0.5, 2.0)
+
+
+def test_numpy_rows_work_too(binary_split):
+    X, y, X_public, y_public = binary_split
+    clf = PrivateClassifier(epsilon=4.0, classes=[0, 1], random_state=0).fit(X, y, X_public=X_public)
+    assert clf.score(X_public, y_public) > 0.8
+
+
+def test_the_planned_cost_is_the_budget_before_the_fit():
+    clf = PrivateClassifier(epsilon=0.5, classes=["a", "b", "c"])
+    assert clf.publishable_epsilon(n_public=1000) == pytest.approx(0.5, rel=1e-9)
+    with pytest.raises(ValueError, match="pass classes"):
+        PrivateClassifier().planned_cost(1000)

@@ -1,0 +1,131 @@
+"""PrivateModelSelection: the budget of the candidates and the choice, and what is (not) published."""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.tree import DecisionTreeClassifier
+
+from skpate import (
+    BudgetExceededError,
+    LNMax,
+    NoisyGDClassifier,
+    PATEClassifier,
+    PrivateModelSelection,
+    RDPAccountant,
+    grid_candidates,
+)
+from skpate.privacy import Cost, gdp_epsilon, gdp_mu
+
+
+def _noise(Z):
+    """Features that say nothing about the label: a model on them is at chance level."""
+    return np.random.default_rng(0).normal(size=np.shape(Z))
+
+
+def _search(**params):
+    candidates = [
+        ("linear", NoisyGDClassifier()),
+        ("noise", NoisyGDClassifier(preprocessor=FunctionTransformer(_noise))),
+    ]
+    return PrivateModelSelection(candidates, **{"epsilon": 2.0, "classes": [0, 1], "random_state": 0, **params})
+
+
+def test_grid_candidates_names_every_point_of_the_grid():
+    candidates = grid_candidates(NoisyGDClassifier(), {"n_iter": [50, 200], "clip": [0.5]})
+    assert [name for name, _ in candidates] == [
+        "NoisyGDClassifier(clip=0.5, n_iter=50)",
+        "NoisyGDClassifier(clip=0.5, n_iter=200)",
+    ]
+    assert [c.n_iter for _, c in candidates] == [50, 200]
+
+
+def test_each_candidate_gets_an_equal_share_of_mu_squared_and_together_they_are_the_budget():
+    search = _search(epsilon=1.0)
+    cost = search.planned_cost(n_public=300)
+    mu = gdp_mu(1.0, 1e-5)
+    assert cost.mu_squared == pytest.approx(mu**2, rel=1e-6) and cost.mu_squared <= mu**2
+    assert cost.epsilon(1e-5)[0] <= 1.0
+    share = gdp_epsilon(mu / np.sqrt(2), 1e-5)  # independent: half of mu^2 each
+    _, planned = search._plan(300, np.array([0, 1]))
+    for _, candidate in planned:
+        assert candidate.epsilon == pytest.approx(share, rel=1e-6)
+
+
+def test_the_fit_publishes_the_budget_and_only_the_choice(binary_split):
+    X, y, X_public, y_public = binary_split
+    search = _search().fit(X, y, X_public=X_public)
+    assert search.privacy_spent_ == (2.0, 1e-5)
+    assert set(search.selected_) == {"name", "params"}
+    assert search.selected_["name"] in {"linear", "noise"}
+    assert search.mu_ == pytest.approx(gdp_mu(2.0, 1e-5), rel=1e-6)
+    assert search.selection_epsilon_ == pytest.approx(np.log(_phi(search.mu_ / 2) / _phi(-search.mu_ / 2)))
+    assert not any(isinstance(v, np.ndarray) and v.shape == (2,) and v.dtype.kind == "f" for v in vars(search).values())
+    assert "exponential mechanism" in search.privacy_report_.mechanism
+    np.testing.assert_array_equal(search.predict(X_public), search.export_model().predict(X_public))
+
+
+def _phi(x):
+    from scipy.stats import norm
+
+    return norm.cdf(x)
+
+
+def test_the_choice_prefers_the_better_candidate(binary_split):
+    X, y, X_public, y_public = binary_split
+    chosen = [_search(random_state=seed).fit(X, y, X_public=X_public).selected_["name"] for seed in range(5)]
+    assert chosen.count("linear") >= 4  # a linear model against one on pure noise
+
+
+def test_one_candidate_uses_every_row_and_is_the_candidate_itself(binary_split):
+    X, y, X_public, _ = binary_split
+    search = PrivateModelSelection([("linear", NoisyGDClassifier())], epsilon=1.0, classes=[0, 1], random_state=3)
+    search.fit(X, y, X_public=X_public)
+    seed = search.best_estimator_.random_state
+    alone = NoisyGDClassifier(epsilon=1.0, classes=[0, 1], random_state=seed).fit(X, y, X_public=X_public)
+    np.testing.assert_array_equal(search.best_estimator_.coef_, alone.coef_)
+
+
+def test_a_fit_is_reproducible_with_a_seed(binary_split):
+    X, y, X_public, _ = binary_split
+    a, b = (_search(random_state=7).fit(X, y, X_public=X_public) for _ in range(2))
+    np.testing.assert_array_equal(a.predict_proba(X_public), b.predict_proba(X_public))
+
+
+def test_the_accountant_reserves_the_whole_selection_once(binary_split):
+    X, y, X_public, _ = binary_split
+    accountant = RDPAccountant(epsilon=3.0, delta=1e-5)
+    _search(accountant=accountant).fit(X, y, X_public=X_public)
+    assert accountant.n_fits == 1
+    assert 0 < accountant.spent_epsilon < 3.0  # at the filters' smaller delta, so a little above 2
+    with pytest.raises(BudgetExceededError, match="budget"):
+        _search(accountant=accountant).fit(X, y, X_public=X_public)
+
+
+def test_non_gaussian_and_non_private_candidates_are_refused_with_the_fix(binary_split):
+    X, y, X_public, _ = binary_split
+    laplace = PATEClassifier(DecisionTreeClassifier(), n_teachers=5, aggregator=LNMax(scale=10.0), epsilon=None)
+    with pytest.raises(ValueError, match="not Gaussian DP.*GNMax"):
+        PrivateModelSelection([("pate", laplace)], classes=[0, 1]).planned_cost(300)
+    with pytest.raises(ValueError, match="not a private skpate estimator"):
+        PrivateModelSelection([("lr", LogisticRegression())], classes=[0, 1]).fit(X, y, X_public=X_public)
+    with pytest.raises(ValueError, match="unique"):
+        PrivateModelSelection([("a", NoisyGDClassifier()), ("a", NoisyGDClassifier())], classes=[0, 1]).fit(
+            X, y, X_public=X_public
+        )
+    with pytest.raises(ValueError, match="at least one"):
+        PrivateModelSelection([], classes=[0, 1]).fit(X, y, X_public=X_public)
+
+
+def test_candidates_must_protect_the_same_relation(binary_split):
+    X, y, X_public, _ = binary_split
+    mixed = [("a", NoisyGDClassifier()), ("b", NoisyGDClassifier(neighboring="add-remove"))]
+    with pytest.raises(ValueError, match="neighbouring"):
+        PrivateModelSelection(mixed, classes=[0, 1]).fit(X, y, X_public=X_public)
+    same = [("a", NoisyGDClassifier(neighboring="add-remove")), ("b", NoisyGDClassifier(neighboring="add-remove"))]
+    fitted = PrivateModelSelection(same, classes=[0, 1], random_state=0).fit(X, y, X_public=X_public)
+    assert fitted.privacy_report_.neighboring == "add-remove"
+
+
+def test_planned_cost_is_a_gaussian_cost():
+    assert isinstance(_search().planned_cost(100), Cost) and not _search().planned_cost(100).pure
