@@ -20,8 +20,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 
 from ._validation import check_classes, split_private_public
 from .base import PrivateClassifierMixin
-from .pool import LeafRefitClassifier, NoisyGDClassifier
-from .pool._base import public_features
+from .pool import LeafRefitClassifier, NoisyGDClassifier, public_features
 from .preprocessing import PublicPreprocessor
 from .privacy import RDPAccountant
 from .privacy.calibration import count_sigma, gaussian_share_epsilon

@@ -29,9 +29,9 @@ from skpate import (
     PrivateModelSelection,
     TabularPATEClassifier,
 )
-from skpate.preprocessing import PublicPreprocessor, QuantileClipScaler
 from skpate.pate.semi_supervised import PseudoLabelClassifier
 from skpate.pate.students import VoteRegressionClassifier
+from skpate.preprocessing import PublicPreprocessor, QuantileClipScaler
 
 
 class _ClassesAndPoolFromCheck:

@@ -7,6 +7,7 @@ forests grown on the pool) and the model the count learners publish,
 :class:`NoisyCountModel`. They share :class:`~skpate.pool._base.BasePoolClassifier`.
 """
 
+from ._base import public_features
 from .cells import CellCountClassifier, KMeansCells
 from .count_model import NoisyCountModel
 from .linear import NoisyGDClassifier, SoftmaxModel
@@ -19,4 +20,5 @@ __all__ = [
     "NoisyCountModel",
     "NoisyGDClassifier",
     "SoftmaxModel",
+    "public_features",
 ]
