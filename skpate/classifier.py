@@ -15,6 +15,7 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
@@ -36,7 +37,7 @@ REFIT_ROUNDS, REFIT_TREES, REFIT_SHARE = 3, 20, 0.7
 GD_STEPS = 100
 
 
-def default_candidates(n_private, n_public, n_classes, epsilon, delta=1e-5):
+def default_candidates(n_private, n_public, n_classes, epsilon, delta=1e-5, preprocess=True):
     """The candidates :class:`PrivateClassifier` compares, from public quantities only.
 
     * ``"linear"``: :class:`~skpate.NoisyGDClassifier` (softmax regression by
@@ -58,6 +59,12 @@ def default_candidates(n_private, n_public, n_classes, epsilon, delta=1e-5):
     epsilon : float
         The budget of the whole selection.
     delta : float, default=1e-5
+    preprocess : bool, default=True
+        Give each candidate the public preprocessing that suits it
+        (:class:`~skpate.preprocessing.PublicPreprocessor`, fitted on the
+        public rows): one-hot columns for the linear models, one column of
+        category codes per categorical column for the forests. False: the
+        candidates expect numeric features.
 
     Returns
     -------
@@ -67,11 +74,15 @@ def default_candidates(n_private, n_public, n_classes, epsilon, delta=1e-5):
     candidate_mu = float(gdp_mu(gaussian_share_epsilon(epsilon, delta, 0.5), delta))
     sigma = count_sigma(REFIT_TREES, candidate_mu * np.sqrt(REFIT_SHARE / REFIT_ROUNDS))
     leaf = int(np.clip(round(sigma * n_public / max(n_private, 1)), 5, max(5, n_public // 20)))
+    linear, trees = "passthrough", "passthrough"
+    if preprocess:
+        linear = make_pipeline(PublicPreprocessor(), StandardScaler())
+        trees = PublicPreprocessor(encoding="ordinal")  # forests split codes better than one-hot columns
     return [
-        ("linear", NoisyGDClassifier(n_iter=GD_STEPS)),
+        ("linear", NoisyGDClassifier(preprocessor=linear, n_iter=GD_STEPS)),
         ("trees", LeafRefitClassifier(
-            NoisyGDClassifier(n_iter=GD_STEPS), refit_share=REFIT_SHARE, n_refits=REFIT_ROUNDS,
-            n_estimators=REFIT_TREES, min_samples_leaf=leaf,
+            NoisyGDClassifier(preprocessor=linear, n_iter=GD_STEPS), preprocessor=trees, refit_share=REFIT_SHARE,
+            n_refits=REFIT_ROUNDS, n_estimators=REFIT_TREES, min_samples_leaf=leaf,
         )),
     ]  # fmt: skip
 
@@ -102,8 +113,11 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         The public label set. None takes it from the private labels with a
         :class:`~skpate.PrivacyLeakWarning` (the label set is then published).
     preprocessor : "auto", "passthrough" or transformer, default="auto"
-        ``"auto"``: :class:`~skpate.preprocessing.PublicPreprocessor`. A
-        transformer is cloned and fitted on the public rows only.
+        ``"auto"``: :class:`~skpate.preprocessing.PublicPreprocessor`, fitted on
+        the public rows only; with the default candidates, each carries the
+        encoding that suits it (one-hot for linear models, category codes for
+        forests). A transformer is cloned, fitted on the public rows only, and
+        applied to the rows before every candidate.
     candidates : "auto" or list of (str, estimator), default="auto"
         ``"auto"``: :func:`default_candidates`. A list is used as given (its
         estimators see the preprocessed features).
@@ -120,7 +134,7 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     preprocessor_ : transformer or None
-        Fitted on the public rows (public).
+        Fitted on the public rows (public); None where the candidates carry their own.
     selection_ : PrivateModelSelection
         The fitted selection; private (it holds the chosen candidate's private state).
     selected_ : dict
@@ -172,10 +186,17 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
+    def _per_candidate_preprocessing(self):
+        """The default candidates with the default preprocessing: each candidate carries its own."""
+        return isinstance(self.preprocessor, str) and self.preprocessor == "auto" and self.candidates == "auto"
+
     def _selection(self, n_private, n_public, classes):
         candidates = self.candidates
         if candidates == "auto":
-            candidates = default_candidates(n_private, n_public, np.unique(classes).size, self.epsilon, self.delta)
+            candidates = default_candidates(
+                n_private, n_public, np.unique(classes).size, self.epsilon, self.delta,
+                preprocess=self._per_candidate_preprocessing(),
+            )  # fmt: skip
         return PrivateModelSelection(
             candidates, epsilon=self.epsilon, delta=self.delta, classes=classes, holdout=self.holdout,
             accountant=self.accountant, random_state=self.random_state, n_jobs=self.n_jobs, verbose=self.verbose,
@@ -226,13 +247,17 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name)
         classes = check_classes(self.classes, y_private, name, stacklevel=3)
         start = time.perf_counter()
-        preprocessor = PublicPreprocessor() if self.preprocessor == "auto" else self.preprocessor
-        self.preprocessor_, Z_public, Z_private = public_features(preprocessor, X_pub, X_private)
-        n_private, n_public = _num_samples(Z_private), _num_samples(Z_public)
-        self._say(
-            f"preprocessing fitted on {n_public} public rows: {np.shape(Z_public)[1]} features "
-            f"({time.perf_counter() - start:.1f} s)"
-        )
+        n_private, n_public = _num_samples(X_private), _num_samples(X_pub)
+        if self._per_candidate_preprocessing():
+            self.preprocessor_, Z_public, Z_private = None, X_pub, X_private
+            self._say(f"preprocessing: each candidate encodes the rows with statistics of the {n_public} public rows")
+        else:
+            preprocessor = PublicPreprocessor() if self.preprocessor == "auto" else self.preprocessor
+            self.preprocessor_, Z_public, Z_private = public_features(preprocessor, X_pub, X_private)
+            self._say(
+                f"preprocessing fitted on {n_public} public rows: {np.shape(Z_public)[1]} features "
+                f"({time.perf_counter() - start:.1f} s)"
+            )
         selection = self._selection(n_private, n_public, classes)
         self._say(
             f"fitting {len(selection.candidates)} candidates under epsilon {self.epsilon:g} at delta {self.delta:g}"

@@ -18,8 +18,8 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, 
 from sklearn.compose import ColumnTransformer
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder
-from sklearn.utils._param_validation import Interval
+from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = ["PublicPreprocessor", "QuantileClipScaler"]
@@ -146,7 +146,10 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
         a numeric one (its clipping range).
     quantile_range : tuple of (float, float), default=(0.01, 0.99)
     max_categories : int >= 2, default=30
-        Most one-hot columns per categorical column; rarer public categories share one.
+        Most categories per categorical column; rarer public categories share one.
+    encoding : {"onehot", "ordinal"}, default="onehot"
+        One-hot columns (for linear models), or one column of category codes per categorical column (for
+        trees; a category the public rows never showed is -1).
 
     Attributes
     ----------
@@ -172,12 +175,14 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
         "schema": [dict, None],
         "quantile_range": [tuple],
         "max_categories": [Interval(numbers.Integral, 2, None, closed="left")],
+        "encoding": [StrOptions({"onehot", "ordinal"})],
     }
 
-    def __init__(self, *, schema=None, quantile_range=(0.01, 0.99), max_categories=30):
+    def __init__(self, *, schema=None, quantile_range=(0.01, 0.99), max_categories=30, encoding="onehot"):
         self.schema = schema
         self.quantile_range = quantile_range
         self.max_categories = max_categories
+        self.encoding = encoding
 
     def fit(self, X, y=None):
         """Fit on public rows (features only).
@@ -220,10 +225,16 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
                     [str(v) for v in schema[c]] + [MISSING] if c in schema else sorted(set(strings[:, i]))
                     for i, c in enumerate(categorical)
                 ]
-            encoder = OneHotEncoder(
-                categories=categories, handle_unknown="infrequent_if_exist", max_categories=self.max_categories,
-                sparse_output=False, dtype=np.float64,
-            )  # fmt: skip
+            if self.encoding == "onehot":
+                encoder = OneHotEncoder(
+                    categories=categories, handle_unknown="infrequent_if_exist", max_categories=self.max_categories,
+                    sparse_output=False, dtype=np.float64,
+                )  # fmt: skip
+            else:  # one column per categorical; a category the public rows never showed is -1
+                encoder = OrdinalEncoder(
+                    categories=categories, handle_unknown="use_encoded_value", unknown_value=-1,
+                    max_categories=self.max_categories, dtype=np.float64,
+                )  # fmt: skip
             parts.append(("categorical", make_pipeline(_StringCategories(), encoder), categorical))
         if not parts:
             raise ValueError("PublicPreprocessor found no columns in X.")

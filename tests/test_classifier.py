@@ -120,11 +120,20 @@ def test_unseen_categories_encode_as_zeros_and_missing_values_from_the_public_ro
     assert any(MISSING in name for name in names)  # missing cities are a category of their own
 
 
-def test_the_preprocessor_depends_on_the_public_rows_only(table):
+def test_the_preprocessing_depends_on_the_public_rows_only(table):
     X, y, X_public, X_test, _ = table
-    a = _fit(table).preprocessor_
-    b = PublicPreprocessor().fit(X_public)
-    np.testing.assert_array_equal(a.transform(X_test), b.transform(X_test))
+    clf = _fit(table)
+    assert clf.preprocessor_ is None  # the default candidates carry their own
+    best = clf.selection_.best_estimator_
+    if clf.selected_["name"] == "linear":
+        fitted, expected = best.preprocessor_[0], PublicPreprocessor()
+    else:
+        fitted, expected = best.model_.preprocessor, PublicPreprocessor(encoding="ordinal")
+    np.testing.assert_array_equal(fitted.transform(X_test), expected.fit(X_public).transform(X_test))
+    given = _fit(table, preprocessor=PublicPreprocessor(max_categories=3))
+    np.testing.assert_array_equal(
+        given.preprocessor_.transform(X_test), PublicPreprocessor(max_categories=3).fit(X_public).transform(X_test)
+    )
 
 
 def test_a_public_schema_overrides_the_public_rows(table):
@@ -140,14 +149,14 @@ def test_a_public_schema_overrides_the_public_rows(table):
         PublicPreprocessor(schema={"zip": ["1"]}).fit(X_public)
 
 
-def test_export_model_is_a_pipeline_from_raw_rows(table):
+def test_export_model_predicts_from_raw_rows(table):
     _, _, _, X_test, _ = table
     clf = _fit(table)
     model = clf.export_model()
     np.testing.assert_array_equal(model.predict(X_test), clf.predict(X_test))
     np.testing.assert_allclose(model.predict_proba(X_test), clf.predict_proba(X_test))
     with pytest.raises(TypeError, match="published model"):
-        model[-1].fit(X_test, None)
+        (model[-1] if hasattr(model, "steps") else model).fit(X_test, None)
 
 
 def test_clone_pickle_and_grid_search_over_epsilon(table):
