@@ -33,15 +33,16 @@ __all__ = ["PrivateClassifier", "default_candidates"]
 #: Rounds, trees and refit share of the tree candidate: ``make_tabular_refit``'s (chosen on UCI Adult's evaluation
 #: half, which is not in the tabular suite; docs/benchmarks/adult.md).
 REFIT_ROUNDS, REFIT_TREES, REFIT_SHARE = 3, 20, 0.7
-#: Gradient steps of the linear candidates.
-GD_STEPS = 100
+#: Gradient steps and per-row gradient clip of the linear models (chosen on UCI Adult and synthetic data, not on the
+#: tabular suite; docs/selection.md).
+GD_STEPS, GD_CLIP = 100, 0.25
 
 
 def default_candidates(n_private, n_public, n_classes, epsilon, delta=1e-5, preprocess=True):
     """The candidates :class:`PrivateClassifier` compares, from public quantities only.
 
     * ``"linear"``: :class:`~skpate.NoisyGDClassifier` (softmax regression by
-      noisy gradient descent, ``GD_STEPS`` steps);
+      noisy gradient descent, ``GD_STEPS`` steps, gradients clipped to ``GD_CLIP``);
     * ``"trees"``: the same noisy gradient descent under part of the
       budget, then leaf refits (:class:`~skpate.LeafRefitClassifier`): forests
       grown on the public rows, labeled by the linear model and then by the
@@ -79,9 +80,9 @@ def default_candidates(n_private, n_public, n_classes, epsilon, delta=1e-5, prep
         linear = make_pipeline(PublicPreprocessor(), StandardScaler())
         trees = PublicPreprocessor(encoding="ordinal")  # forests split codes better than one-hot columns
     return [
-        ("linear", NoisyGDClassifier(preprocessor=linear, n_iter=GD_STEPS)),
+        ("linear", NoisyGDClassifier(preprocessor=linear, n_iter=GD_STEPS, clip=GD_CLIP)),
         ("trees", LeafRefitClassifier(
-            NoisyGDClassifier(preprocessor=linear, n_iter=GD_STEPS), preprocessor=trees, refit_share=REFIT_SHARE,
+            NoisyGDClassifier(preprocessor=linear, n_iter=GD_STEPS, clip=GD_CLIP), preprocessor=trees, refit_share=REFIT_SHARE,
             n_refits=REFIT_ROUNDS, n_estimators=REFIT_TREES, min_samples_leaf=leaf,
         )),
     ]  # fmt: skip
