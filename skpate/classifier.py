@@ -13,7 +13,7 @@ import numbers
 import time
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -79,11 +79,12 @@ def default_candidates(n_private, n_public, n_classes, epsilon, delta=1e-5, prep
     if preprocess:
         linear = make_pipeline(PublicPreprocessor(), StandardScaler())
         trees = PublicPreprocessor(encoding="ordinal")  # forests split codes better than one-hot columns
+    gd = NoisyGDClassifier(preprocessor=linear, n_iter=GD_STEPS, clip=GD_CLIP)
     return [
-        ("linear", NoisyGDClassifier(preprocessor=linear, n_iter=GD_STEPS, clip=GD_CLIP)),
+        ("linear", gd),
         ("trees", LeafRefitClassifier(
-            NoisyGDClassifier(preprocessor=linear, n_iter=GD_STEPS, clip=GD_CLIP), preprocessor=trees, refit_share=REFIT_SHARE,
-            n_refits=REFIT_ROUNDS, n_estimators=REFIT_TREES, min_samples_leaf=leaf,
+            clone(gd), preprocessor=trees, refit_share=REFIT_SHARE, n_refits=REFIT_ROUNDS, n_estimators=REFIT_TREES,
+            min_samples_leaf=leaf,
         )),
     ]  # fmt: skip
 
