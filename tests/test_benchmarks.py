@@ -109,7 +109,10 @@ def test_recorded_results_follow_the_schema():
     for path in harness.RESULTS.glob("*.jsonl"):
         records = harness.read_records(path)
         assert records, path
-        assert {r["benchmark"] for r in records} <= {"adult", "fashion_mnist"}
+        from benchmarks import tabular_data
+
+        known = {"adult", "fashion_mnist", *tabular_data.SUITE, *tabular_data.HOLDOUT}
+        assert {r["benchmark"] for r in records} <= known
 
 
 def test_seed_epsilon_loop_reuses_a_warm_started_model():
@@ -245,3 +248,25 @@ def test_a_run_names_the_versions_that_decide_its_numbers():
     from benchmarks.__main__ import versions
 
     assert f"scikit-learn {sklearn.__version__}" in versions() and "skpate" in versions()
+
+
+def test_the_suite_summary_compares_with_the_best_peer_and_the_boosted_reference():
+    from benchmarks import tabular
+
+    records = []
+    for seed, (mine, logistic, mlp) in enumerate([(0.80, 0.70, 0.74), (0.82, 0.70, 0.76)]):
+        for method, accuracy in [(tabular.PRIVATE_CLASSIFIER, mine), (tabular.DPSGD_LOGISTIC, logistic),
+                                 (tabular.DPSGD_MLP, mlp)]:  # fmt: skip
+            records.append(harness.make_record("toy", method, 1.0, seed, accuracy, 1.0, 2.0))
+        records.append(harness.make_record("toy", "non-private HistGradientBoosting", None, seed, 0.85, None, 1.0))
+    (row,) = tabular.summary(records)
+    assert row["peer_name"] == tabular.DPSGD_MLP  # the best peer, by mean accuracy
+    assert row["skpate"] == pytest.approx(0.81) and row["peer"] == pytest.approx(0.75)
+    assert row["gap_closed"] == pytest.approx((0.81 - 0.75) / (0.85 - 0.75))
+    table = tabular.format_summary([row])
+    assert "| toy | 1 | 0.8100 +- 0.0100 | 0.7500 +- 0.0100 (MLP) | 0.8500 | +0.60 |" in table
+
+
+def test_the_suite_command_parses():
+    args = build_parser().parse_args(["suite", "--quick", "--datasets", "diamonds", "--no-peers"])
+    assert args.command == "suite" and args.quick and args.datasets == ["diamonds"] and not args.peers
