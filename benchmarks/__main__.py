@@ -16,7 +16,13 @@ from . import adult, fashion, figure, harness, tabular
 #: Every experiment the command line runs, by name.
 EXPERIMENTS = {
     experiment.name: experiment
-    for experiment in (adult.HEADLINE, fashion.CELLS_EXPERIMENT, fashion.LINEAR_EXPERIMENT, fashion.CNN_EXPERIMENT)
+    for experiment in (
+        adult.HEADLINE,
+        adult.ONE_CALL_EXPERIMENT,
+        fashion.CELLS_EXPERIMENT,
+        fashion.LINEAR_EXPERIMENT,
+        fashion.CNN_EXPERIMENT,
+    )
 }
 
 #: Where the full headline run draws the figure (the README shows it).

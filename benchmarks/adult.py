@@ -66,3 +66,39 @@ HEADLINE = Experiment(
     data=adult,
     differences=((REFIT, RECIPE, "refit minus recipe"),),
 )
+
+
+ONE_CALL = "skpate PrivateClassifier (defaults)"
+PEER_PUBLIC_FEATURES = "Opacus dpsgd-logistic on public-row features (replace-one)"
+
+
+def one_call_methods(n_jobs=2, peers=True):
+    """``PrivateClassifier`` with its defaults on the raw Adult rows, beside the DP-SGD peers (replace-one)."""
+    from skpate import PrivateClassifier
+
+    from .tabular import TabularDPSGD
+
+    methods = {
+        ONE_CALL: lambda seed, epsilon: PrivateClassifier(
+            epsilon=epsilon, classes=ADULT_CLASSES, random_state=seed, n_jobs=n_jobs
+        ),
+    }
+    if peers:
+        methods[PEER_REPLACE_ONE] = factory(AdultDPSGD, neighboring="replace-one")
+        methods[PEER_PUBLIC_FEATURES] = lambda seed, epsilon: TabularDPSGD(ADULT_CLASSES, epsilon, random_state=seed)
+    return methods
+
+
+ONE_CALL_EXPERIMENT = Experiment(
+    name="adult_one_call",
+    benchmark="adult",
+    summary="UCI Adult: PrivateClassifier with its defaults against Opacus DP-SGD logistic (replace-one)",
+    seeds=10,
+    epsilons=(0.5, 1.0, 2.0, 4.0),
+    quick_seeds=1,
+    quick_epsilons=(1.0,),
+    quick_note="",
+    methods=one_call_methods,
+    data=adult,
+    differences=((ONE_CALL, PEER_REPLACE_ONE, "PrivateClassifier minus DP-SGD (schema features)"),),
+)
