@@ -129,3 +129,14 @@ def test_candidates_must_protect_the_same_relation(binary_split):
 
 def test_planned_cost_is_a_gaussian_cost():
     assert isinstance(_search().planned_cost(100), Cost) and not _search().planned_cost(100).pure
+
+
+def test_a_pate_candidate_composes_with_the_others(binary_split):
+    """PATE with forest teachers then leaf refits, as docs/selection.md shows it: Gaussian DP, so it composes."""
+    from skpate import make_tabular_refit
+
+    X, y, X_public, _ = binary_split
+    candidates = [("linear", NoisyGDClassifier()), ("pate-trees", make_tabular_refit(n_teachers=10, n_rounds=1))]
+    search = PrivateModelSelection(candidates, epsilon=2.0, classes=[0, 1], random_state=0).fit(X, y, X_public=X_public)
+    assert search.privacy_spent_ == (2.0, 1e-5)
+    assert search.planned_cost(len(X_public)).epsilon(1e-5)[0] <= 2.0
