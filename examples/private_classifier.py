@@ -7,8 +7,8 @@ numbers, strings and missing values. The public pool is the first half of
 ``adult.test`` (features only) and the evaluation rows its second half.
 :class:`skpate.PrivateClassifier` encodes the table with statistics of the
 public rows only, fits two candidates (noisy gradient descent, and forests
-grown on the public rows with private leaf counts) on 80% of the private rows,
-and chooses one by the exponential mechanism on the other 20%. The budget
+grown on the public rows with private leaf counts) on 90% of the private rows,
+and chooses one by the exponential mechanism on the other 10%. The budget
 ``epsilon=1.0`` at ``delta=1e-5`` covers all of it and is fixed before the fit.
 
 Run: ``python examples/private_classifier.py`` (about ten seconds on 2 cores).

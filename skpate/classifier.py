@@ -123,7 +123,7 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
     candidates : "auto" or list of (str, estimator), default="auto"
         ``"auto"``: :func:`default_candidates`. A list is used as given (its
         estimators see the preprocessed features).
-    holdout : float in (0, 1), default=0.2
+    holdout : float in (0, 1), default=0.1
         Expected share of the private rows that score the candidates.
     accountant : skpate.privacy.RDPAccountant, default=None
         Budget shared across fits: the fit reserves its whole cost before it reads a private row.
@@ -174,7 +174,7 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
     }
 
     def __init__(
-        self, *, epsilon=1.0, delta=1e-5, classes=None, preprocessor="auto", candidates="auto", holdout=0.2,
+        self, *, epsilon=1.0, delta=1e-5, classes=None, preprocessor="auto", candidates="auto", holdout=0.1,
         accountant=None, random_state=None, n_jobs=None, verbose=0,
     ):  # fmt: skip
         self.epsilon = epsilon

@@ -97,7 +97,7 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
     classes : array-like, default=None
         The public label set. None takes it from the private labels with a
         :class:`~skpate.PrivacyLeakWarning` (the label set is then published).
-    holdout : float in (0, 1), default=0.2
+    holdout : float in (0, 1), default=0.1
         Expected share of the private rows held out to score the candidates
         (each row independently); with one candidate, no row is held out.
     accountant : skpate.privacy.RDPAccountant, default=None
@@ -148,7 +148,7 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
     }
 
     def __init__(
-        self, candidates, *, epsilon=1.0, delta=1e-5, classes=None, holdout=0.2, accountant=None,
+        self, candidates, *, epsilon=1.0, delta=1e-5, classes=None, holdout=0.1, accountant=None,
         random_state=None, n_jobs=None, verbose=0,
     ):  # fmt: skip
         self.candidates = candidates
