@@ -56,7 +56,9 @@ def build_parser():
     draw = commands.add_parser("figure", help="redraw the figure from benchmarks/results/ (no fitting)")
     draw.add_argument("-o", "--output", type=pathlib.Path, default=FIGURE)
     suite = commands.add_parser("suite", help="the tabular suite: PrivateClassifier, DP-SGD peers, references")
-    suite.add_argument("--holdout", action="store_true", help="the holdout data sets instead of the suite")
+    group = suite.add_mutually_exclusive_group()
+    group.add_argument("--holdout", action="store_true", help="the holdout data sets instead of the suite")
+    group.add_argument("--development", action="store_true", help="the development data sets (defaults chosen there)")
     suite.add_argument("--quick", action="store_true", help="seed 0 and epsilon 1 only")
     suite.add_argument("--datasets", nargs="+", help="only these data sets")
     suite.add_argument("--peers", action=argparse.BooleanOptionalAction, default=True, help="run the DP-SGD peers")
@@ -154,10 +156,13 @@ def run_suite(args, log=print):
     """Run the tabular suite (or its holdout) as the options say, write its records, print its summary."""
     from . import tabular_data
 
-    names = args.datasets or (tabular_data.HOLDOUT if args.holdout else tabular_data.SUITE)
+    group = "holdout" if args.holdout else "development" if args.development else "suite"
+    names = args.datasets or {"holdout": tabular_data.HOLDOUT, "development": tabular_data.DEVELOPMENT}.get(
+        group, tabular_data.SUITE
+    )
     seeds, epsilons = ([0], [1.0]) if args.quick else (list(range(tabular.SEEDS)), list(tabular.EPSILONS))
     full = not args.quick and not args.datasets and args.peers
-    name = "tabular_holdout" if args.holdout else "tabular_suite"
+    name = f"tabular_{group}"
     path = pathlib.Path(args.out or (harness.RESULTS if full else harness.RESULTS / "scratch")) / f"{name}.jsonl"
     log(f"{name}: {', '.join(names)}; seeds {_seeds(seeds)}, epsilons {' '.join(f'{e:g}' for e in epsilons)}, "
         f"delta {harness.DELTA:g}{'' if full else ' (PARTIAL RUN, not the recorded protocol)'}")  # fmt: skip
