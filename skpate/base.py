@@ -9,13 +9,30 @@ is one of ``classes``; fitted ``privacy_spent_``, ``privacy_report_`` and
 :meth:`~PrivateClassifierMixin.export_model` after it.
 """
 
+from contextlib import contextmanager
+
 import numpy as np
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._validation import public_rows
 
-__all__ = ["PrivateClassifierMixin", "PublishedModelMixin"]
+__all__ = ["PrivateClassifierMixin", "PublishedModelMixin", "charged"]
+
+
+@contextmanager
+def charged(accountant, cost, label):
+    """Reserve ``cost`` with ``accountant`` (if any) before the block reads a private row; charge it after.
+
+    The planned cost stays charged whether the block succeeds or raises: once private rows were read,
+    the fit is paid for (fail closed). A fit the budget cannot cover raises before the block runs.
+    """
+    reservation = None if accountant is None else accountant.reserve(cost, label=label)
+    try:
+        yield
+    finally:
+        if reservation is not None:
+            accountant.settle(reservation, cost)
 
 
 class PrivateClassifierMixin:

@@ -41,7 +41,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._validation import check_classes, check_generator, split_private_public
-from .base import PrivateClassifierMixin
+from .base import PrivateClassifierMixin, charged
 from .privacy import Cost, PrivacyReport, RDPAccountant
 from .privacy.calibration import gaussian_share_epsilon
 from .privacy.selection import exponential_mechanism, gdp_pure_epsilon, held_out_score_sensitivity
@@ -253,15 +253,8 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         classes = check_classes(self.classes, y_private, name, stacklevel=3)
         n_public = _num_samples(X_pub)
         total, planned = self._plan(n_public, classes)  # a priori, before any private row is read
-        reservation = None
-        if self.accountant is not None:
-            reservation = self.accountant.reserve(total, label=f"{name}: {len(planned)} candidates")
-        rng = check_generator(self.random_state)
-        try:
-            self._select(X_private, y_private, X_pub, planned, total, rng)
-        finally:  # the private rows were read: the planned cost is charged, whether the fit succeeded or not
-            if reservation is not None:
-                self.accountant.settle(reservation, total)
+        with charged(self.accountant, total, label=f"{name}: {len(planned)} candidates"):
+            self._select(X_private, y_private, X_pub, planned, total, check_generator(self.random_state))
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.classes_ = classes
         chosen = self.best_estimator_.privacy_report_.mechanism

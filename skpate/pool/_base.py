@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, validate_data
 
 from .._validation import check_classes, check_generator, split_private_public
-from ..base import PrivateClassifierMixin
+from ..base import PrivateClassifierMixin, charged
 from ..privacy import PrivacyReport, RDPAccountant
 from ..privacy.calibration import budget_cost
 
@@ -113,15 +113,8 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         n_public = _num_samples(X_pub)
         self._check_public(n_public)
         cost, plan = self._plan(n_public, classes)  # a priori, before any private row is read
-        reservation = None
-        if self.accountant is not None:
-            reservation = self.accountant.reserve(cost, label=f"{name}: {n_public} public rows")
-        rng = check_generator(self.random_state)
-        try:
-            self._fit_pool(X_private, y_private, X_pub, classes, rng, plan)
-        finally:  # the private rows were read: what was planned is charged, whether the fit succeeded or not
-            if reservation is not None:
-                self.accountant.settle(reservation, cost)
+        with charged(self.accountant, cost, label=f"{name}: {n_public} public rows"):
+            self._fit_pool(X_private, y_private, X_pub, classes, check_generator(self.random_state), plan)
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.classes_ = classes
         self.privacy_report_ = PrivacyReport.from_cost(
