@@ -172,6 +172,10 @@ def run_suite(args, log=print):
     records = tabular.run(names, seeds, epsilons, harness.RecordFile(path), peers=args.peers, log=log)
     log(f"\nwall time {(time.perf_counter() - start) / 60:.1f} minutes; records: {path}")
     log(tabular.format_summary(tabular.summary(records)))
+    if full:
+        output = FIGURE.parent / f"{name}.png"
+        figure.draw_records(output, [path])
+        log(f"figure: {output}")
     return records
 
 

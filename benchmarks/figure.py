@@ -120,11 +120,18 @@ def draw(output, results=RESULTS, replace=None):
     """
     import pathlib
 
-    import matplotlib.pyplot as plt
-
     replace = replace or {}
     paths = [pathlib.Path(replace.get(name, pathlib.Path(results) / name)) for name in SOURCES]
     paths = [path for path in paths if path.exists()]
+    return draw_records(output, paths)
+
+
+def draw_records(output, paths):
+    """Draw the records of ``paths`` (one panel per benchmark) and save the figure to ``output``; returns ``paths``."""
+    import pathlib
+
+    import matplotlib.pyplot as plt
+
     fig = plot(load(paths))
     pathlib.Path(output).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(output, dpi=120)
