@@ -22,7 +22,7 @@ from .pate import (
 from .pool import CellCountClassifier, LeafRefitClassifier, NoisyCountModel, NoisyGDClassifier
 from .privacy import BudgetExceededError, PrivacyReport, RDPAccountant, analyze
 from .recipes import TabularPATEClassifier, make_tabular_pate, make_tabular_refit
-from .selection import PrivateModelSelection, grid_candidates
+from .selection import PrivateModelSelection, grid_candidates, sampled_candidates
 
 __version__ = "0.1.0"
 
@@ -48,6 +48,7 @@ __all__ = [
     "TabularPATEClassifier",
     "analyze",
     "grid_candidates",
+    "sampled_candidates",
     "make_tabular_pate",
     "make_tabular_refit",
     "teachers_for_budget",

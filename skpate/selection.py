@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
-from sklearn.model_selection import ParameterGrid
+from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
@@ -46,7 +46,7 @@ from .privacy import Cost, PrivacyReport, RDPAccountant
 from .privacy.calibration import gaussian_share_epsilon
 from .privacy.selection import exponential_mechanism, gdp_pure_epsilon, held_out_score_sensitivity
 
-__all__ = ["PrivateModelSelection", "grid_candidates"]
+__all__ = ["PrivateModelSelection", "grid_candidates", "sampled_candidates"]
 
 #: The parameters of the contract that the selection sets on every candidate.
 _CONTRACT = ("epsilon", "delta", "classes", "accountant", "random_state")
@@ -69,11 +69,36 @@ def grid_candidates(estimator, param_grid, prefix=None):
     candidates : list of (str, estimator)
     """
     prefix = type(estimator).__name__ if prefix is None else prefix
+    return [(_name(prefix, params), clone(estimator).set_params(**params)) for params in ParameterGrid(param_grid)]
+
+
+def sampled_candidates(estimator, param_distributions, n_iter, *, random_state=None, prefix=None):
+    """``n_iter`` candidates with settings drawn from ``param_distributions`` (as ``RandomizedSearchCV``'s).
+
+    The draw reads no data, so it costs nothing; the selection pays for every candidate it trains.
+
+    Parameters
+    ----------
+    estimator : skpate estimator
+    param_distributions : dict or list of dicts
+        As :class:`sklearn.model_selection.ParameterSampler`'s.
+    n_iter : int
+    random_state : int, RandomState instance or None, default=None
+    prefix : str, default=None
+
+    Returns
+    -------
+    candidates : list of (str, estimator)
+    """
+    prefix = type(estimator).__name__ if prefix is None else prefix
     return [
-        (prefix + "(" + ", ".join(f"{key}={value!r}" for key, value in sorted(params.items())) + ")",
-         clone(estimator).set_params(**params))
-        for params in ParameterGrid(param_grid)
-    ]  # fmt: skip
+        (_name(prefix, params), clone(estimator).set_params(**params))
+        for params in ParameterSampler(param_distributions, n_iter, random_state=random_state)
+    ]
+
+
+def _name(prefix, params):
+    return prefix + "(" + ", ".join(f"{key}={value!r}" for key, value in sorted(params.items())) + ")"
 
 
 class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -90,7 +115,8 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
     candidates : list of (str, estimator)
         Named, unfitted private estimators (cloned). Their ``epsilon``,
         ``delta``, ``classes``, ``accountant`` and ``random_state`` are set by
-        the selection. :func:`grid_candidates` expands a parameter grid.
+        the selection. :func:`grid_candidates` expands a parameter grid,
+        :func:`sampled_candidates` draws settings from distributions.
     epsilon : float > 0, default=1.0
         The whole budget, fixed before the fit.
     delta : float in (0, 1), default=1e-5

@@ -40,6 +40,17 @@ def test_grid_candidates_names_every_point_of_the_grid():
     assert [c.n_iter for _, c in candidates] == [50, 200]
 
 
+def test_sampled_candidates_draw_settings_without_data():
+    from scipy.stats import randint
+
+    from skpate import sampled_candidates
+
+    a = sampled_candidates(NoisyGDClassifier(), {"n_iter": randint(10, 300)}, 4, random_state=0)
+    b = sampled_candidates(NoisyGDClassifier(), {"n_iter": randint(10, 300)}, 4, random_state=0)
+    assert [name for name, _ in a] == [name for name, _ in b] and len(a) == 4
+    assert all(10 <= c.n_iter < 300 and name == f"NoisyGDClassifier(n_iter={c.n_iter!r})" for name, c in a)
+
+
 def test_each_candidate_gets_an_equal_share_of_mu_squared_and_together_they_are_the_budget():
     search = _search(epsilon=1.0)
     cost = search.planned_cost(n_public=300)
