@@ -71,7 +71,7 @@ class QuantileClipScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"quantile_range must be (low, high) with 0 <= low < high <= 1, got {self.quantile_range!r}."
             )
-        X = self._validate_data(X, reset=True)
+        X = self._check_rows(X, reset=True)
         with np.errstate(all="ignore"):
             low = np.nanquantile(X, low_q, axis=0) if len(X) else np.zeros(X.shape[1])
             high = np.nanquantile(X, high_q, axis=0) if len(X) else np.ones(X.shape[1])
@@ -81,7 +81,8 @@ class QuantileClipScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.high_ = np.where(np.isfinite(high), high, 0.0)
         return self
 
-    def _validate_data(self, X, reset):
+    def _check_rows(self, X, reset):
+        """Dense float rows; missing values pass (they are imputed before, or pass through)."""
         return validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite="allow-nan")
 
     def transform(self, X):
@@ -96,7 +97,7 @@ class QuantileClipScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Z : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self, "low_")
-        X = self._validate_data(X, reset=False)
+        X = self._check_rows(X, reset=False)
         width = self.high_ - self.low_
         centre = (self.high_ + self.low_) / 2.0
         scale = np.where(width > 0, width / 2.0, 1.0)
