@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._validation import public_rows
+from ._validation import check_classes, public_rows, split_private_public
 
 __all__ = ["PrivateClassifierMixin", "PublishedModelMixin", "charged"]
 
@@ -42,6 +42,19 @@ class PrivateClassifierMixin:
     :meth:`planned_cost` and :meth:`export_model`, and reserves
     ``planned_cost`` with its ``accountant`` before it reads a private row.
     """
+
+    def _private_and_public_rows(self, X, y, X_public):
+        """The opening of every ``fit``: validated parameters, the row split, the resolved ``classes``.
+
+        Returns
+        -------
+        X_private, y_private, X_public, classes
+        """
+        self._validate_params()
+        name = type(self).__name__
+        X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name)
+        classes = check_classes(self.classes, y_private, name, stacklevel=4)  # the warning points at the caller
+        return X_private, y_private, X_pub, classes
 
     def planned_cost(self, n_public):
         """What a fit with these parameters will cost at most, known before it runs.

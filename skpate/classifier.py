@@ -19,7 +19,6 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from ._validation import check_classes, split_private_public
 from .base import PrivateClassifierMixin
 from .pool import LeafRefitClassifier, NoisyGDClassifier, public_features
 from .preprocessing import PublicPreprocessor
@@ -244,10 +243,7 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         -------
         self : PrivateClassifier
         """
-        self._validate_params()
-        name = type(self).__name__
-        X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name)
-        classes = check_classes(self.classes, y_private, name, stacklevel=3)
+        X_private, y_private, X_pub, classes = self._private_and_public_rows(X, y, X_public)
         start = time.perf_counter()
         n_private, n_public = _num_samples(X_private), _num_samples(X_pub)
         if self._per_candidate_preprocessing():

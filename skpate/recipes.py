@@ -19,7 +19,6 @@ from sklearn.utils import get_tags
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import check_classes, split_private_public
 from .base import PrivateClassifierMixin
 from .pate import GaussianHistogram, GNMax, PATEClassifier
 from .pate.students import VoteRegressionClassifier
@@ -238,10 +237,7 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         -------
         self : TabularPATEClassifier
         """
-        self._validate_params()
-        name = type(self).__name__
-        X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name)
-        classes = check_classes(self.classes, y_private, name, stacklevel=3)
+        X_private, y_private, X_pub, classes = self._private_and_public_rows(X, y, X_public)
         pate = self.configured_pate(classes)
         self.vote_regression_ = isinstance(pate.student[-1], VoteRegressionClassifier)
         if self.warm_start and hasattr(self, "pate_"):  # the previous fit's teachers

@@ -40,7 +40,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from ._validation import check_classes, check_generator, split_private_public
+from ._validation import check_generator
 from .base import PrivateClassifierMixin, charged
 from .privacy import Cost, PrivacyReport, RDPAccountant
 from .privacy.calibration import gaussian_share_epsilon
@@ -273,10 +273,8 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         -------
         self : PrivateModelSelection
         """
-        self._validate_params()
+        X_private, y_private, X_pub, classes = self._private_and_public_rows(X, y, X_public)
         name = type(self).__name__
-        X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name)
-        classes = check_classes(self.classes, y_private, name, stacklevel=3)
         n_public = _num_samples(X_pub)
         total, planned = self._plan(n_public, classes)  # a priori, before any private row is read
         with charged(self.accountant, total, label=f"{name}: {len(planned)} candidates"):

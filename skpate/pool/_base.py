@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, validate_data
 
-from .._validation import check_classes, check_generator, split_private_public
+from .._validation import check_generator
 from ..base import PrivateClassifierMixin, charged
 from ..privacy import PrivacyReport, RDPAccountant
 from ..privacy.calibration import budget_cost
@@ -106,10 +106,8 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         -------
         self : object
         """
-        self._validate_params()
+        X_private, y_private, X_pub, classes = self._private_and_public_rows(X, y, X_public)
         name = type(self).__name__
-        X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name)
-        classes = check_classes(self.classes, y_private, name, stacklevel=3)
         n_public = _num_samples(X_pub)
         self._check_public(n_public)
         cost, plan = self._plan(n_public, classes)  # a priori, before any private row is read
