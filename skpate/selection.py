@@ -206,7 +206,15 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
             names.append(name)
         if len(set(names)) != len(names):
             raise ValueError(f"candidate names must be unique, got {names!r}.")
+        self._neighboring()  # refuses mixed relations before any private row is read
         return names
+
+    def _neighboring(self):
+        """The neighbouring relation every candidate protects (the selection's), or a ValueError if they differ."""
+        relations = {getattr(estimator, "neighboring", "replace-one") for _, estimator in self.candidates}
+        if len(relations) != 1:
+            raise ValueError("the candidates protect different neighbouring relations; give them all the same one.")
+        return relations.pop()
 
     def _plan(self, n_public, classes):
         """The candidates configured with their budgets, and the cost of them all (a priori).
@@ -277,8 +285,10 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         name = type(self).__name__
         n_public = _num_samples(X_pub)
         total, planned = self._plan(n_public, classes)  # a priori, before any private row is read
+        neighboring = self._neighboring()
         with charged(self.accountant, total, label=f"{name}: {len(planned)} candidates"):
-            self._select(X_private, y_private, X_pub, planned, total, check_generator(self.random_state))
+            rng = check_generator(self.random_state)
+            self._select(X_private, y_private, X_pub, planned, total, neighboring, rng)
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.classes_ = classes
         chosen = self.best_estimator_.privacy_report_.mechanism
@@ -290,28 +300,21 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
             total,
             self.delta,
             mechanism=mechanism,
-            neighboring=self._neighboring(planned),
+            neighboring=neighboring,
             budget=self.epsilon,
             guarantee="budget",
         )
         self.privacy_spent_ = (self.privacy_report_.epsilon, self.privacy_report_.delta)
         return self
 
-    @staticmethod
-    def _neighboring(planned):
-        relations = {getattr(candidate, "neighboring", "replace-one") for _, candidate in planned}
-        if len(relations) != 1:
-            raise ValueError("the candidates protect different neighbouring relations; give them all the same one.")
-        return relations.pop()
-
-    def _select(self, X_private, y_private, X_public, planned, total, rng):
+    def _select(self, X_private, y_private, X_public, planned, total, neighboring, rng):
         n_private = _num_samples(X_private)
         # Each row held out independently, whatever its content: the split is valid for either relation.
         held = rng.random(n_private) < self.holdout if len(planned) > 1 else np.zeros(n_private, dtype=bool)
         train, test = np.flatnonzero(~held), np.flatnonzero(held)
         X_train, y_train = _safe_indexing(X_private, train), y_private[train]
         X_test, y_test = _safe_indexing(X_private, test), y_private[test]
-        scores, fitted = np.zeros(len(planned)), []
+        scores = np.zeros(len(planned))
         for index, (candidate_name, candidate) in enumerate(planned):
             # Every random_state of the candidate, nested ones too (as scikit-learn's ensembles seed their members).
             params = {
@@ -325,19 +328,18 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
             candidate.set_params(**params).fit(X_train, y_train, X_public=X_public)
             if test.size:
                 scores[index] = np.sum(candidate.predict(X_test) == y_test)
-            fitted.append(candidate)
             self._say(
                 f"candidate {index + 1}/{len(planned)} {candidate_name!r} (epsilon {candidate.epsilon:.3g}) fitted "
                 f"in {time.perf_counter() - start:.1f} s"
             )
         mu = float(np.sqrt(total.mu_squared))
         self.selection_epsilon_ = float(gdp_pure_epsilon(mu))
-        sensitivity = held_out_score_sensitivity(self._neighboring(planned))
+        sensitivity = held_out_score_sensitivity(neighboring)
         chosen = 0 if len(planned) == 1 else exponential_mechanism(scores, self.selection_epsilon_, rng, sensitivity)
         del scores  # private: only the choice is released
         chosen_name, best = planned[chosen]
         self._say(f"chose {chosen_name!r} by the exponential mechanism on the held-out rows")
-        self.best_estimator_ = fitted[chosen]
+        self.best_estimator_ = best  # fitted in place above
         self.selected_ = {"name": chosen_name, "params": best.get_params(deep=False)}
         self.candidate_epsilons_ = {candidate_name: float(c.epsilon) for candidate_name, c in planned}
         self.mu_ = mu

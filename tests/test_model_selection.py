@@ -131,8 +131,10 @@ def test_non_gaussian_and_non_private_candidates_are_refused_with_the_fix(binary
 def test_candidates_must_protect_the_same_relation(binary_split):
     X, y, X_public, _ = binary_split
     mixed = [("a", NoisyGDClassifier()), ("b", NoisyGDClassifier(neighboring="add-remove"))]
+    accountant = RDPAccountant(epsilon=3.0, delta=1e-5)
     with pytest.raises(ValueError, match="neighbouring"):
-        PrivateModelSelection(mixed, classes=[0, 1]).fit(X, y, X_public=X_public)
+        PrivateModelSelection(mixed, classes=[0, 1], accountant=accountant).fit(X, y, X_public=X_public)
+    assert accountant.n_fits == 0  # refused while planning, before a private row was read
     same = [("a", NoisyGDClassifier(neighboring="add-remove")), ("b", NoisyGDClassifier(neighboring="add-remove"))]
     fitted = PrivateModelSelection(same, classes=[0, 1], random_state=0).fit(X, y, X_public=X_public)
     assert fitted.privacy_report_.neighboring == "add-remove"
