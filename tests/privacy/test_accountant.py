@@ -2,6 +2,10 @@
 
 import copy
 import pickle
+import subprocess
+import sys
+
+import mpmath as mp
 
 import numpy as np
 import pytest
@@ -11,8 +15,9 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.tree import DecisionTreeClassifier
 
-from skpate import ConfidentGNMax, GNMax, LNMax, PATEClassifier, Plurality
-from skpate.privacy import BudgetExceededError, Cost, RDPAccountant, analyze, gdp_delta, gdp_epsilon
+from skpate import ConfidentGNMax, GNMax, LNMax, NoisyGDClassifier, PATEClassifier, Plurality
+from skpate.privacy import BudgetExceededError, Cost, RDPAccountant, analyze, gdp_delta, gdp_epsilon, gdp_mu
+from skpate.privacy.accountant import BudgetFilters
 from skpate.privacy.calibration import largest_count
 
 
@@ -44,7 +49,7 @@ def test_a_fit_is_charged_its_apriori_cost(data):
     assert accountant.spent_epsilon == pytest.approx(gdp_epsilon(np.sqrt(50 * 2 / 400), FILTER_DELTA), rel=1e-12)
     assert accountant.spent_epsilon > clf.privacy_report_.epsilon  # delta is split among the filters
     assert accountant.remaining_epsilon == pytest.approx(10.0 - accountant.spent_epsilon)
-    assert accountant.ledger[0]["settled"] and accountant.n_fits == 1 and accountant.filters[0] == "gdp"
+    assert accountant.history()[0]["status"] == "settled" and accountant.n_fits == 1 and accountant.filters[0] == "gdp"
 
 
 def test_confident_fit_reserves_the_worst_case_then_pays_for_what_it_answered(data):
@@ -87,7 +92,7 @@ def test_fit_failing_before_any_vote_is_not_charged_but_one_failing_after_is(dat
     with pytest.raises(ValueError, match="max_depth"):
         broken.fit(X, y, X_public=X_pub)
     assert accountant.n_fits == 1 and accountant.spent_epsilon == 0.0
-    assert "failed before" in accountant.ledger[0]["label"]
+    assert accountant.history()[0]["status"] == "cancelled"
     # Answers released, then the student fails: the charge stays.
     silent = ConfidentGNMax(threshold=20, sigma_threshold=1.0, sigma=1.0)
     with pytest.raises(ValueError, match="answered none"):
@@ -100,7 +105,7 @@ def test_composition_is_tighter_than_adding_epsilons(data):
     accountant = RDPAccountant(epsilon=100.0, delta=1e-5)
     for seed in range(3):
         pate(accountant, random_state=seed).fit(X, y, X_public=X_pub)
-    singles = [entry["epsilon"] for entry in accountant.ledger]
+    singles = [entry["epsilon"] for entry in accountant.history()]
     assert accountant.spent_epsilon < sum(singles)
     assert accountant.spent_epsilon > max(singles)
     assert accountant.spent_epsilon == pytest.approx(gdp_epsilon(np.sqrt(3 * 50 * 2 / 400), FILTER_DELTA), rel=1e-12)
@@ -117,7 +122,7 @@ def test_sanitized_release_is_budgeted_in_advance(data):
     # The release is a mechanism on the private data: charged with the labels, in RDP (it is not Gaussian).
     assert accountant.filters == [f"rdp({accountant.orders[0]:g})"]
     expected = report.cost.rdp(accountant.orders)[0]
-    assert accountant.spent_epsilon == pytest.approx(RDPAccountant(50.0, 1e-5)._epsilons([0, expected])[1])
+    assert accountant.spent_epsilon == pytest.approx(BudgetFilters(50.0, 1e-5).epsilons(np.array([0, expected]))[1])
     without = pate(None).fit(X, y, X_public=X_pub).privacy_report_
     assert report.epsilon > without.epsilon and report.accounting == "rdp"
 
@@ -137,7 +142,7 @@ def test_grid_search_charges_every_fit(data):
     accountant = RDPAccountant(epsilon=100.0, delta=1e-5)
     search = GridSearchCV(pate(accountant), {"aggregator__sigma": [10.0, 20.0, 40.0]}, cv=2)
     search.fit(X_all, y_all)
-    assert accountant.n_fits == 7 and all(entry["settled"] for entry in accountant.ledger)
+    assert accountant.n_fits == 7 and all(entry["status"] == "settled" for entry in accountant.history())
     mu_squared = 2 * sum(50 * 2 / sigma**2 for sigma in [10.0, 20.0, 40.0])
     mu_squared += 50 * 2 / search.best_params_["aggregator__sigma"] ** 2
     assert accountant.spent_epsilon == pytest.approx(gdp_epsilon(np.sqrt(mu_squared), FILTER_DELTA), rel=1e-12)
@@ -163,7 +168,7 @@ def test_accountant_copied_to_another_process_refuses_to_charge(data):
     X_all, y_all = np.vstack([X, X_pub]), np.concatenate([y, -np.ones(len(X_pub), dtype=int)])
     accountant = RDPAccountant(epsilon=100.0, delta=1e-5)
     search = GridSearchCV(pate(accountant), {"aggregator__sigma": [10.0, 20.0]}, cv=2, n_jobs=2, error_score="raise")
-    with pytest.raises(RuntimeError, match="n_jobs=1"):
+    with pytest.raises(RuntimeError, match="PrivacyLedger"):
         search.fit(X_all, y_all)
     assert accountant.n_fits == 0
 
@@ -361,3 +366,67 @@ def test_export_before_fit():
 
     with pytest.raises(NotFittedError):
         pate(None).export_student()
+
+
+# ------------------------------------------------ copies, deltas and extreme budgets
+
+
+def test_a_pickle_loaded_in_the_same_process_is_the_accountant_itself():
+    """The review's case: a pickled copy admitted two 0.9 fits under one 1.0 budget."""
+    accountant = RDPAccountant(epsilon=1.0, delta=1e-5)
+    fit = Cost(mu_squared=float(gdp_mu(0.9, 1e-5 / 2)) ** 2)  # epsilon 0.9 at the filter's delta
+    copy_ = pickle.loads(pickle.dumps(accountant))
+    assert copy_ is accountant and copy.copy(accountant) is not None
+    accountant.reserve(fit)
+    with pytest.raises(BudgetExceededError, match="exceed the budget"):
+        copy_.reserve(fit)
+    assert accountant.n_fits == 1
+
+
+def test_a_copy_in_another_process_is_read_only_and_says_what_keeps_a_budget_across_processes(tmp_path):
+    accountant = RDPAccountant(epsilon=1.0, delta=1e-5)
+    accountant.reserve(Cost(mu_squared=0.01), label="yesterday")
+    path = tmp_path / "accountant.pkl"
+    path.write_bytes(pickle.dumps(accountant))
+    script = (
+        "import pickle, sys\nfrom skpate.privacy import Cost\n"
+        f"a = pickle.loads(open({str(path)!r}, 'rb').read())\n"
+        "print(a.n_fits, round(a.spent_epsilon, 6))\n"
+        "try:\n    a.reserve(Cost(mu_squared=0.01))\nexcept RuntimeError as e:\n    print('refused:', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[0] == f"1 {round(accountant.spent_epsilon, 6)}"  # what was spent is readable
+    assert "refused:" in out and "PrivacyLedger" in out
+
+
+def test_a_delta_mismatch_is_named_in_the_refusal(data):
+    X, y, X_pub = data
+    accountant = RDPAccountant(epsilon=1.0, delta=1e-7)
+    gd = NoisyGDClassifier(epsilon=0.9, delta=1e-5, classes=[0, 1, 2], accountant=accountant)
+    with pytest.raises(BudgetExceededError, match=r"calibrated at delta=1e-05, but the budget is at delta=1e-07"):
+        gd.fit(X, y, X_public=X_pub)
+    assert accountant.n_fits == 0
+
+
+@pytest.mark.parametrize("epsilon", [1e3, 1e30, 1e300])
+def test_an_extreme_budget_is_a_budget(epsilon):
+    accountant = RDPAccountant(epsilon=epsilon, delta=1e-5)
+    accountant.reserve(Cost(mu_squared=float(gdp_mu(1.0, 1e-5)) ** 2), label="one fit of epsilon 1")
+    spent = accountant.spent_epsilon
+    assert np.isfinite(spent) and 1.0 < spent < 1.5  # epsilon 1 at delta 1e-5, converted at the filters' delta
+    assert accountant.remaining_epsilon == pytest.approx(epsilon - spent)
+    with pytest.raises(BudgetExceededError):
+        accountant.reserve(Cost(mu_squared=np.inf))  # a non-private fit fits no finite budget
+
+
+def test_gdp_mu_of_a_huge_epsilon_is_finite_and_valid():
+    mu = gdp_mu(np.array([1e3, 1e6, 1e30, 1e300]), 1e-5)
+    assert np.all(np.isfinite(mu)) and np.all(np.diff(mu) > 0)
+    # delta(epsilon; mu) (Dong, Roth, Su, Cor. 2.13) at the returned mu, in high precision where floating point
+    # cancels: at most delta, and nearly tight (the budget is not thrown away).
+    with mp.workdps(400):
+        for epsilon, m in zip([1e3, 1e6, 1e30, 1e300], mu):
+            e, m = mp.mpf(epsilon), mp.mpf(float(m))
+            delta = mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)
+            assert delta <= 1e-5
+            assert epsilon > 1e6 or delta > 0.99e-5  # tight where floating point can tell

@@ -1,0 +1,400 @@
+"""A privacy budget in a database: one budget per private dataset, shared by processes, jobs and days.
+
+The composition rule is :class:`~skpate.privacy.accountant.BudgetFilters`, the in-memory accountant's;
+what this module adds is where its state lives and how concurrent fits take turns. Every reservation
+is one transaction that locks the dataset's budget row (``SELECT ... FOR UPDATE`` on a server, ``BEGIN
+IMMEDIATE`` on SQLite), reads every charge, and admits the fit only if a filter still has room: fits
+that run at once are admitted exactly as if they had come one after the other.
+"""
+
+import json
+import os
+import socket
+from contextlib import contextmanager
+
+import numpy as np
+from sqlalchemy import (
+    Column,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+
+from .accountant import BudgetAccountant, BudgetFilters, close_charge, now
+
+__all__ = ["PrivacyLedger"]
+
+_metadata = MetaData()
+
+budgets = Table(
+    "skpate_budgets",
+    _metadata,
+    Column("dataset", String(200), primary_key=True),
+    Column("epsilon", Float(53), nullable=False),
+    Column("delta", Float(53), nullable=False),
+    Column("orders", Text, nullable=False),  # JSON list, fixed at creation
+    Column("alive", Text, nullable=False),  # JSON list of bool: the filters still in force
+    Column("created_at", String(40), nullable=False),
+)
+
+charges = Table(
+    "skpate_charges",
+    _metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("dataset", String(200), ForeignKey("skpate_budgets.dataset"), nullable=False, index=True),
+    Column("reserved_at", String(40), nullable=False),
+    Column("closed_at", String(40)),
+    Column("label", Text, nullable=False),
+    Column("params", Text, nullable=False),
+    # Charge vectors as JSON (Python's float repr round-trips exactly): mu^2, then RDP at each order.
+    Column("reserved", Text, nullable=False),
+    Column("charge", Text, nullable=False),
+    Column("epsilon", Float(53), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("host", String(200), nullable=False),
+    Column("pid", Integer, nullable=False),
+)
+
+#: Charges that count against the budget; ``cancelled`` and ``refunded`` charges are zero vectors.
+STATUSES = ("reserved", "settled", "cancelled", "abandoned", "refunded")
+
+
+def database_url(url):
+    """A SQLAlchemy URL from ``url``: a plain file path is a SQLite database (created if missing)."""
+    if not isinstance(url, str) or not url:
+        raise ValueError(f"url must be a file path or a SQLAlchemy URL (e.g. 'sqlite:///budget.db'), got {url!r}.")
+    if "://" not in url:
+        url = "sqlite:///" + os.path.abspath(os.path.expanduser(url))
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:"):
+        raise ValueError(
+            "an in-memory SQLite database lives and dies with one connection, so its budget would be lost; give "
+            "the ledger a file, e.g. PrivacyLedger('budget.db', ...)."
+        )
+    return parsed
+
+
+def _sqlite_serialized(engine):
+    """Make every SQLite transaction ``BEGIN IMMEDIATE``: it takes the write lock before its first read.
+
+    pysqlite's own transaction handling begins lazily, at the first write, so two processes could
+    both read the same charges before either writes; SQLAlchemy's documented recipe takes over.
+    """
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection, _record):
+        dbapi_connection.isolation_level = None  # no implicit BEGIN from the driver
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection):
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _vector(text):
+    return np.asarray(json.loads(text), dtype=float)
+
+
+def _text(vector):
+    return json.dumps([float(x) for x in vector])
+
+
+class PrivacyLedger(BudgetAccountant):
+    """A privacy budget kept in a database: the same budget for every process, job and colleague.
+
+    Use it wherever ``accountant=`` is taken. The budget of ``dataset`` is
+    fixed when the ledger is created (the first ``PrivacyLedger(url,
+    dataset, epsilon=..., delta=...)``); later handles open it with the same
+    numbers or none, and other numbers are refused. Each fit reserves its
+    a-priori cost in one transaction before it reads a private row, and
+    settles it after. Concurrent fits, in any processes sharing the database,
+    are admitted as if they had come one after the other, by the in-memory
+    :class:`~skpate.privacy.RDPAccountant`'s exact rule
+    (:class:`~skpate.privacy.accountant.BudgetFilters`).
+
+    A fit that dies between reserve and settle (a killed process, a lost
+    machine) leaves its reservation charged: fail closed. :meth:`pending`
+    lists such reservations and :meth:`resolve` closes them explicitly;
+    nothing is refunded silently. A pickled, copied or cloned ledger is a
+    handle to the same rows, never a second budget.
+
+    Parameters
+    ----------
+    url : str
+        A file path (a SQLite database, created if missing: no server), or any
+        SQLAlchemy URL, e.g. ``"sqlite:///budget.db"`` or
+        ``"postgresql+psycopg://user@host/db"`` for a team.
+    dataset : str
+        The name of the private dataset the budget protects.
+    epsilon, delta : float, optional
+        The budget. Required to create it; when given for an existing budget
+        they must be its numbers.
+    orders : array-like of float > 1, optional
+        Orders of the Renyi filters, fixed at creation (default: the budget's
+        :func:`~skpate.privacy.accountant.default_order`).
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The budget, as created.
+    orders : ndarray
+        The Renyi filters' orders, as created.
+
+    See Also
+    --------
+    skpate.privacy.RDPAccountant : the same budget in one process's memory.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from skpate.privacy import PrivacyLedger
+    >>> path = os.path.join(tempfile.mkdtemp(), "budget.db")
+    >>> ledger = PrivacyLedger(path, dataset="patients", epsilon=3.0, delta=1e-5)
+    >>> PrivacyLedger(path, dataset="patients").spent_epsilon  # tomorrow, in another process
+    0.0
+    """
+
+    def __init__(self, url, dataset, epsilon=None, delta=None, orders=None):
+        self.url = database_url(url)
+        if not isinstance(dataset, str) or not dataset or len(dataset) > 200:
+            raise ValueError(f"dataset must be a non-empty name of at most 200 characters, got {dataset!r}.")
+        self.dataset = dataset
+        self._engine, self._engine_pid = None, None
+        self._open(epsilon, delta, orders)
+
+    # ---------------------------------------------------------- the database
+
+    def _connection(self):
+        """This process's engine: engines are not shared across processes (a fork gets its own)."""
+        if self._engine is None or self._engine_pid != os.getpid():
+            sqlite = self.url.get_backend_name() == "sqlite"
+            # SQLite: wait up to a minute for another process's transaction instead of failing at once.
+            engine = create_engine(self.url, connect_args={"timeout": 60} if sqlite else {}, pool_pre_ping=not sqlite)
+            if sqlite:
+                _sqlite_serialized(engine)
+            self._engine, self._engine_pid = engine, os.getpid()
+        return self._engine
+
+    @contextmanager
+    def _transaction(self):
+        """A transaction holding the lock on this dataset's budget row; yields (connection, budget row)."""
+        with self._connection().begin() as conn:
+            row = conn.execute(
+                select(budgets).where(budgets.c.dataset == self.dataset).with_for_update()
+            ).one_or_none()
+            if row is None:
+                raise LookupError(f"the ledger {self} holds no budget for dataset {self.dataset!r} any more.")
+            yield conn, row
+
+    def _create_tables(self):
+        try:
+            _metadata.create_all(self._connection(), checkfirst=True)
+        except (IntegrityError, OperationalError, ProgrammingError):
+            # Another process created them at the same moment (a server checks, then creates); they exist now.
+            _metadata.create_all(self._connection(), checkfirst=True)
+
+    def _open(self, epsilon, delta, orders):
+        """Create the budget of ``dataset`` with these numbers, or open it and check that they are its numbers."""
+        given = epsilon is not None or delta is not None or orders is not None
+        budget = BudgetFilters(epsilon, delta, orders, owner="PrivacyLedger") if given else None  # before any I/O
+        self._create_tables()
+        try:
+            stored = self._create_or_read(budget, epsilon is not None and delta is not None)
+        except IntegrityError:  # another process created it between our read and our insert: read it
+            stored = self._create_or_read(None, False)
+        if given and not self._same_budget(stored, budget, epsilon, delta, orders):
+            raise ValueError(
+                f"the budget of dataset {self.dataset!r} was fixed when its ledger was created: epsilon="
+                f"{stored.epsilon:g}, delta={stored.delta:g}, orders={stored.orders.tolist()}; a ledger cannot be "
+                "reopened with other numbers. Open it with PrivacyLedger(url, dataset) alone; a new budget is only "
+                "for new private data (a new dataset name)."
+            )
+        self._budget = stored
+        self.epsilon, self.delta, self.orders = stored.epsilon, stored.delta, stored.orders
+
+    def _create_or_read(self, budget, create):
+        with self._connection().begin() as conn:
+            row = conn.execute(select(budgets).where(budgets.c.dataset == self.dataset)).one_or_none()
+            if row is not None:
+                return BudgetFilters(row.epsilon, row.delta, _vector(row.orders), owner="PrivacyLedger")
+            if not create:
+                raise LookupError(
+                    f"the ledger {self} has no budget for dataset {self.dataset!r}; create it with "
+                    f"PrivacyLedger(url, dataset={self.dataset!r}, epsilon=..., delta=...)."
+                )
+            conn.execute(
+                insert(budgets).values(
+                    dataset=self.dataset, epsilon=budget.epsilon, delta=budget.delta, orders=_text(budget.orders),
+                    alive=json.dumps([True] * budget.size), created_at=now(),
+                )  # fmt: skip
+            )
+            return budget
+
+    @staticmethod
+    def _same_budget(stored, budget, epsilon, delta, orders):
+        return (
+            (epsilon is None or budget.epsilon == stored.epsilon)
+            and (delta is None or budget.delta == stored.delta)
+            and (orders is None or np.array_equal(budget.orders, stored.orders))
+        )
+
+    # --------------------------------------------------------------- copies
+
+    def __getstate__(self):
+        # A handle: the rows stay in the database; a copy reconnects on first use.
+        return {"url": self.url, "dataset": self.dataset, "_budget": self._budget}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.epsilon, self.delta, self.orders = self._budget.epsilon, self._budget.delta, self._budget.orders
+        self._engine, self._engine_pid = None, None
+
+    def __repr__(self):
+        where = self.url.render_as_string(hide_password=True)
+        return f"PrivacyLedger({where!r}, dataset={self.dataset!r}; epsilon={self.epsilon:g}, delta={self.delta:g})"
+
+    def __str__(self):
+        return self.url.render_as_string(hide_password=True)
+
+    # -------------------------------------------------------------- reading
+
+    def _state(self, conn, row):
+        rows = conn.execute(select(charges.c.charge).where(charges.c.dataset == self.dataset)).all()
+        spent = np.sum([_vector(r.charge) for r in rows], axis=0) if rows else np.zeros(self._budget.size)
+        return spent, np.asarray(json.loads(row.alive), dtype=bool), len(rows)
+
+    @property
+    def spent_epsilon(self):
+        """Epsilon of everything charged (reservations still open count in full), by the best filter in force."""
+        with self._transaction() as (conn, row):
+            spent, alive, _ = self._state(conn, row)
+        return self._budget.epsilon_of(spent, alive)
+
+    @property
+    def filters(self):
+        """The filters still in force (``"gdp"``, ``"rdp(order)"``)."""
+        with self._transaction() as (_, row):
+            alive = json.loads(row.alive)
+        return [name for name, keep in zip(self._budget.names, alive) if keep]
+
+    def history(self):
+        """Every charge to this dataset's budget, oldest first: a list of dicts, no private data.
+
+        Keys: ``id``, ``time`` (UTC, when it was reserved), ``closed_at``,
+        ``label`` (the estimator and its mechanism), ``params`` (the
+        estimator's parameters, JSON), ``epsilon`` (that charge alone, at the
+        filters' delta), ``status`` (``"reserved"`` while the fit runs or if
+        it died, ``"settled"``, ``"cancelled"``, ``"abandoned"``,
+        ``"refunded"``), ``host`` and ``pid`` of the process that reserved it.
+        """
+        query = select(charges).where(charges.c.dataset == self.dataset).order_by(charges.c.id)
+        with self._connection().connect() as conn:
+            rows = conn.execute(query).all()
+        return [
+            {"id": r.id, "time": r.reserved_at, "closed_at": r.closed_at, "label": r.label, "params": r.params,
+             "epsilon": r.epsilon, "status": r.status, "host": r.host, "pid": r.pid}  # fmt: skip
+            for r in rows
+        ]
+
+    def pending(self):
+        """The reservations not closed: fits running now, or that died between reserve and settle."""
+        return [entry for entry in self.history() if entry["status"] == "reserved"]
+
+    # ------------------------------------------------------------- charging
+
+    def reserve(self, cost, label="", *, delta=None, params="{}"):
+        """Charge ``cost`` if a filter still in force has room for it, in one transaction; return its id.
+
+        Parameters
+        ----------
+        cost : skpate.privacy.Cost
+            What the fit can cost at most.
+        label : str
+            The estimator and its mechanism, for :meth:`history`.
+        delta : float, optional
+            The delta the fit was calibrated at; named in the error if it is not the budget's.
+        params : str
+            The estimator's parameters as JSON, for :meth:`history`.
+
+        Returns
+        -------
+        reservation : int
+
+        Raises
+        ------
+        BudgetExceededError
+            If no filter has room; nothing is charged.
+        """
+        charge = self._budget.charge(cost)
+        with self._transaction() as (conn, row):
+            spent, alive, n_fits = self._state(conn, row)
+            room = self._budget.admit(spent, alive, charge)
+            if not room.any():
+                raise self._budget.refusal(charge, label, self._budget.epsilon_of(spent, alive), n_fits, delta)
+            conn.execute(update(budgets).where(budgets.c.dataset == self.dataset).values(alive=json.dumps(room.tolist())))
+            result = conn.execute(
+                insert(charges).values(
+                    dataset=self.dataset, reserved_at=now(), label=label, params=params, reserved=_text(charge),
+                    charge=_text(charge), epsilon=self._budget.epsilon_of(charge), status="reserved",
+                    host=socket.gethostname(), pid=os.getpid(),
+                )  # fmt: skip
+            )
+            return int(result.inserted_primary_key[0])
+
+    def settle(self, reservation, cost):
+        """Replace the reservation by what the fit charged, ``cost`` (at most the reservation)."""
+        self._close(reservation, self._budget.charge(cost), "settled")
+
+    def cancel(self, reservation):
+        """Void the reservation of a fit that failed before releasing anything (called by that fit)."""
+        self._close(reservation, np.zeros(self._budget.size), "cancelled")
+
+    def resolve(self, reservation, refund=False):
+        """Close a reservation left open by a fit that died (see :meth:`pending`).
+
+        Parameters
+        ----------
+        reservation : int
+            Its ``id``.
+        refund : bool, default=False
+            False: the reservation stays charged in full (status
+            ``"abandoned"``), the safe choice, since a dead fit may have
+            released something. True (status ``"refunded"``) only if you know
+            that the fit released nothing: no model, no labels, no log.
+        """
+        if not isinstance(refund, bool):
+            raise ValueError(f"refund must be True or False, got {refund!r}.")
+        with self._transaction() as (conn, _):
+            reserved = self._open_charge(conn, reservation)
+        self._close(reservation, np.zeros_like(reserved) if refund else reserved, "refunded" if refund else "abandoned")
+
+    def _open_charge(self, conn, reservation):
+        if isinstance(reservation, bool) or not isinstance(reservation, (int, np.integer)):
+            raise IndexError(f"a reservation is an integer id (see history()), got {reservation!r}.")
+        row = conn.execute(
+            select(charges).where(charges.c.id == int(reservation), charges.c.dataset == self.dataset)
+        ).one_or_none()
+        if row is None:
+            raise IndexError(f"no reservation {reservation!r} for dataset {self.dataset!r} in the ledger {self}.")
+        if row.status != "reserved":
+            raise ValueError(f"reservation {reservation} is already {row.status}; a charge is closed once.")
+        return _vector(row.reserved)
+
+    def _close(self, reservation, charge, status):
+        with self._transaction() as (conn, _):
+            closed = close_charge(self._open_charge(conn, reservation), charge)
+            conn.execute(
+                update(charges).where(charges.c.id == int(reservation)).values(
+                    charge=_text(closed), epsilon=self._budget.epsilon_of(closed), status=status, closed_at=now()
+                )
+            )
