@@ -1,7 +1,11 @@
-"""Command line: the privacy report of a vote matrix, for teachers trained anywhere.
+"""Command line: the privacy report of a vote matrix, and the budgets of a privacy ledger.
 
 ``python -m skpate analyze VOTES.npy --aggregator confident-gnmax --threshold 200
 --sigma-threshold 150 --sigma 40 --delta 1e-5 --answered MASK.npy``
+
+``python -m skpate ledger create budget.db --dataset patients --epsilon 3 --delta 1e-5``;
+``python -m skpate ledger show budget.db --dataset patients``;
+``python -m skpate ledger resolve budget.db --dataset patients --id 7 [--refund]``
 """
 
 import argparse
@@ -10,7 +14,7 @@ import sys
 import numpy as np
 
 from .pate import aggregators as agg
-from .privacy import analyze
+from .privacy import PrivacyLedger, analyze
 
 NOISE_OPTIONS = ["threshold", "sigma_threshold", "sigma", "scale", "constant", "confidence"]
 
@@ -39,6 +43,27 @@ def _parser():
         help="RDP order of the sanitized release, fixed before seeing the votes; none by default",
     )
     analyze_cmd.add_argument("--seed", type=int, default=None, help="seed of the sanitized release's noise")
+    ledger_cmd = commands.add_parser(
+        "ledger",
+        help="create and read a privacy ledger (a budget in a database)",
+        description="For the people who own a dataset's budget: create it, read what was spent and by which fits, "
+        "and close reservations that fits left open when they died.",
+    )
+    actions = ledger_cmd.add_subparsers(dest="action", required=True)
+    for action, text in [
+        ("create", "create the budget of a dataset (fixed from then on)"),
+        ("show", "the budget, what is spent and left, every charge"),
+        ("resolve", "close a reservation left open by a fit that died"),
+    ]:
+        sub = actions.add_parser(action, help=text, description=text)
+        sub.add_argument("url", help="a SQLite file path or a SQLAlchemy URL")
+        sub.add_argument("--dataset", required=action != "show", help="the private dataset's name")
+    actions.choices["create"].add_argument("--epsilon", type=float, required=True)
+    actions.choices["create"].add_argument("--delta", type=float, required=True)
+    actions.choices["resolve"].add_argument("--id", type=int, required=True, dest="reservation")
+    actions.choices["resolve"].add_argument(
+        "--refund", action="store_true", help="void the charge: only if the fit released nothing (default: keep it)"
+    )
     return parser
 
 
@@ -69,21 +94,58 @@ def _aggregator(args):
     return cls(**{name: getattr(args, name) for name in options if getattr(args, name) is not None})
 
 
+def _analyze(args):
+    votes = _load(args.votes, "VOTES")
+    answered = _load(args.answered, "--answered")
+    proba = _load(args.student_proba, "--student-proba")
+    aggregator = _aggregator(args)
+    report = analyze(
+        votes, aggregator, args.delta, answered=answered, student_proba=proba, method=args.method,
+        sanitize_order=args.sanitize_order, random_state=args.seed,
+    )  # fmt: skip
+    print(report)
+
+
+def _show(ledger):
+    """A budget's state and every charge, one per line."""
+    print(
+        f"{ledger.dataset}: budget epsilon {ledger.epsilon:g} at delta {ledger.delta:g}; spent {ledger.spent_epsilon:.4g}, "
+        f"left {ledger.remaining_epsilon:.4g}; filters in force: {', '.join(ledger.filters) or 'none'}"
+    )
+    for entry in ledger.history():
+        print(
+            f"  #{entry['id']} {entry['time']} {entry['status']:<9} epsilon {entry['epsilon']:.4g}  {entry['label']} "
+            f"(host {entry['host']}, pid {entry['pid']})"
+        )
+    open_ = ledger.pending()
+    if open_:
+        ids = ", ".join(str(entry["id"]) for entry in open_)
+        print(f"  open reservations: {ids} (fits running now, or that died: charged until resolved)")
+
+
+def _ledger(args):
+    if args.action == "create":
+        ledger = PrivacyLedger(args.url, dataset=args.dataset, epsilon=args.epsilon, delta=args.delta)
+        _show(ledger)
+    elif args.action == "resolve":
+        ledger = PrivacyLedger(args.url, dataset=args.dataset)
+        ledger.resolve(args.reservation, refund=args.refund)
+        _show(ledger)
+    else:
+        names = [args.dataset] if args.dataset else PrivacyLedger.datasets(args.url)
+        if not names:
+            print(f"no budgets in {args.url}")
+        for name in names:
+            _show(PrivacyLedger(args.url, dataset=name))
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
-        votes = _load(args.votes, "VOTES")
-        answered = _load(args.answered, "--answered")
-        proba = _load(args.student_proba, "--student-proba")
-        aggregator = _aggregator(args)
-        report = analyze(
-            votes, aggregator, args.delta, answered=answered, student_proba=proba, method=args.method,
-            sanitize_order=args.sanitize_order, random_state=args.seed,
-        )  # fmt: skip
-    except ValueError as exc:
-        print(f"python -m skpate analyze: error: {exc}", file=sys.stderr)
+        _analyze(args) if args.command == "analyze" else _ledger(args)
+    except (ValueError, LookupError, IndexError) as exc:
+        print(f"python -m skpate {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    print(report)
     return 0
 
 

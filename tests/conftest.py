@@ -8,6 +8,9 @@ the public rows (or a test set), they are for scoring only and are never given
 to a fit.
 """
 
+import os
+import uuid
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -112,3 +115,68 @@ def reference_gdp_mu():
         return brentq(excess, 1e-6, 50.0, xtol=1e-14)
 
     return solve
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def ledger_url(request, tmp_path):
+    """A database for a PrivacyLedger: a SQLite file, and the PostgreSQL server ``.ci/run`` starts.
+
+    The server's URL comes from ``SKPATE_TEST_POSTGRESQL_URL`` (``bash .ci/postgres`` prints one); without
+    it the PostgreSQL case is skipped with that reason. Each test uses its own dataset names on it.
+    """
+    if request.param == "sqlite":
+        return str(tmp_path / "budget.db")
+    url = os.environ.get("SKPATE_TEST_POSTGRESQL_URL")
+    if not url:
+        pytest.skip("no PostgreSQL server: SKPATE_TEST_POSTGRESQL_URL is not set (.ci/run starts one with .ci/postgres)")
+    return url
+
+
+@pytest.fixture
+def dataset_name(request):
+    """A dataset name of its own for each test, so that tests sharing one server never share a budget."""
+    return f"{request.node.name}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="session")
+def mixed_split():
+    """A small mixed-type table: two numbers and a city (strings), labels 0, 1, 2; 600 private rows, then 300 public.
+
+    Returns ``X_private, y_private, X_public`` (DataFrames and an int array). Nothing is planted: a test that plants
+    a private value (an unseen category, an extreme number) takes a copy (``X = X.copy()``).
+    """
+    rng = np.random.default_rng(0)
+    n = 900
+    X = pd.DataFrame(
+        {"age": rng.normal(40, 12, n), "income": rng.lognormal(10, 1, n), "city": rng.choice(["P", "L", "N"], n)}
+    )
+    score = (X["age"] - 40) / 12 + (X["city"] == "P") - (X["city"] == "N") + rng.normal(0, 0.5, n)
+    y = np.digitize(score, [-0.5, 0.5])
+    X_private, X_public = X.iloc[:600].reset_index(drop=True), X.iloc[600:].reset_index(drop=True)
+    (y_private,) = _read_only(y[:600])
+    return X_private, y_private, X_public
+
+
+@pytest.fixture(scope="session")
+def error_text():
+    """``error_text(error)``: all a user or a log can see of an exception, as one string.
+
+    Its type and message, its formatted traceback (with the chain Python prints) and the message of every
+    exception in its ``__cause__`` and ``__context__`` chains, printed or not (a logger or a debugger can reach
+    those).
+    """
+    import traceback
+
+    def text(error):
+        parts, seen, todo = [], set(), [error]
+        while todo:
+            current = todo.pop()
+            if current is None or id(current) in seen:
+                continue
+            seen.add(id(current))
+            parts += [type(current).__name__, str(current), repr(current), *map(str, current.args)]
+            todo += [current.__cause__, current.__context__]
+        parts += traceback.format_exception(error)
+        return "\n".join(parts)
+
+    return text

@@ -8,6 +8,7 @@ import pytest
 
 from skpate import ConfidentGNMax, GNMax, analyze
 from skpate.__main__ import main
+from skpate.privacy import Cost, PrivacyLedger
 
 
 @pytest.fixture
@@ -96,3 +97,36 @@ def test_bad_files(files, capsys, tmp_path):
     short = ["--threshold", "200", "--answered", str(tmp_path / "short.npy")]
     assert main(["analyze", str(path / "votes.npy"), *CONFIDENT, *short]) == 2
     assert "shape" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ python -m skpate ledger
+
+
+def test_ledger_create_show_and_resolve(tmp_path, capsys):
+    path = str(tmp_path / "budget.db")
+    assert main(["ledger", "show", path]) == 0 and "no budgets" in capsys.readouterr().out
+    assert not (tmp_path / "budget.db").exists()  # reading creates nothing
+    assert main(["ledger", "create", path, "--dataset", "patients", "--epsilon", "3", "--delta", "1e-5"]) == 0
+    assert "patients: budget epsilon 3 at delta 1e-05; spent 0, left 3" in capsys.readouterr().out
+    # The budget is fixed: creating it again with another epsilon is an error naming why.
+    assert main(["ledger", "create", path, "--dataset", "patients", "--epsilon", "4", "--delta", "1e-5"]) == 2
+    assert "fixed when its ledger was created" in capsys.readouterr().err
+    ledger = PrivacyLedger(path, dataset="patients")
+    reservation = ledger.reserve(Cost(mu_squared=0.1), label="a fit that died")
+    assert main(["ledger", "show", path]) == 0
+    out = capsys.readouterr().out
+    assert f"#{reservation}" in out and "reserved" in out and f"open reservations: {reservation}" in out
+    assert main(["ledger", "resolve", path, "--dataset", "patients", "--id", str(reservation)]) == 0
+    assert "abandoned" in capsys.readouterr().out and ledger.spent_epsilon > 0  # kept: fail closed
+    assert main(["ledger", "resolve", path, "--dataset", "patients", "--id", str(reservation)]) == 2
+    assert "already abandoned" in capsys.readouterr().err
+
+
+def test_ledger_command_runs_as_a_module(tmp_path):
+    path = str(tmp_path / "budget.db")
+    create = [sys.executable, "-m", "skpate", "ledger", "create", path, "--dataset", "d", "--epsilon", "1", "--delta",
+              "1e-6"]  # fmt: skip
+    assert "budget epsilon 1 at delta 1e-06" in subprocess.run(create, capture_output=True, text=True, check=True).stdout
+    missing = subprocess.run([sys.executable, "-m", "skpate", "ledger", "show", path, "--dataset", "other"],
+                             capture_output=True, text=True)  # fmt: skip
+    assert missing.returncode == 2 and "no budget for dataset 'other'" in missing.stderr

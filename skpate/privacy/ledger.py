@@ -25,11 +25,13 @@ from sqlalchemy import (
     create_engine,
     event,
     insert,
+    inspect,
     select,
     update,
 )
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+from sqlalchemy.pool import NullPool
 
 from .accountant import BudgetAccountant, BudgetFilters, close_charge, now
 
@@ -179,7 +181,8 @@ class PrivacyLedger(BudgetAccountant):
         if self._engine is None or self._engine_pid != os.getpid():
             sqlite = self.url.get_backend_name() == "sqlite"
             # SQLite: wait up to a minute for another process's transaction instead of failing at once.
-            engine = create_engine(self.url, connect_args={"timeout": 60} if sqlite else {}, pool_pre_ping=not sqlite)
+            # No pool: a fit opens a few short transactions, and a handle dropped never leaves a connection open.
+            engine = create_engine(self.url, connect_args={"timeout": 60} if sqlite else {}, poolclass=NullPool)
             if sqlite:
                 _sqlite_serialized(engine)
             self._engine, self._engine_pid = engine, os.getpid()
@@ -247,6 +250,21 @@ class PrivacyLedger(BudgetAccountant):
             and (delta is None or budget.delta == stored.delta)
             and (orders is None or np.array_equal(budget.orders, stored.orders))
         )
+
+    @staticmethod
+    def datasets(url):
+        """The names of the datasets that have a budget in the database at ``url`` (none if it has no ledger)."""
+        parsed = database_url(url)
+        if parsed.get_backend_name() == "sqlite" and not os.path.exists(parsed.database):
+            return []  # reading must not create a database file
+        engine = create_engine(parsed, poolclass=NullPool)
+        try:
+            with engine.connect() as conn:
+                if not inspect(conn).has_table(budgets.name):
+                    return []
+                return [row.dataset for row in conn.execute(select(budgets.c.dataset).order_by(budgets.c.dataset))]
+        finally:
+            engine.dispose()
 
     # --------------------------------------------------------------- copies
 

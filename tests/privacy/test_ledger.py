@@ -1,0 +1,283 @@
+"""PrivacyLedger: one budget in a database, for every process, copy and day; on SQLite and on PostgreSQL."""
+
+import copy
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+
+import skpate
+from skpate import NoisyGDClassifier
+from skpate.privacy import BudgetExceededError, Cost, PrivacyLedger, RDPAccountant, gdp_mu
+
+
+@pytest.fixture(scope="module")
+def data(three_class_split_small):
+    return three_class_split_small
+
+
+def gd(ledger, epsilon=0.3, **params):
+    return NoisyGDClassifier(epsilon=epsilon, classes=[0, 1, 2], n_iter=5, accountant=ledger, **params)
+
+
+#: The child processes import this skpate, installed or not.
+CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.dirname(skpate.__file__)),
+                                                         os.environ.get("PYTHONPATH", "")])}
+
+
+def fit_cost(epsilon):
+    """The cost of a Gaussian fit calibrated to ``epsilon`` at delta 1e-5."""
+    return Cost(mu_squared=float(gdp_mu(epsilon, 1e-5)) ** 2)
+
+
+def sequential_admissions(epsilon_budget, fit_epsilon, attempts):
+    """How many fits the in-memory accountant admits, one after the other: what any ledger must admit."""
+    accountant, admitted = RDPAccountant(epsilon=epsilon_budget, delta=1e-5), 0
+    for _ in range(attempts):
+        try:
+            accountant.reserve(fit_cost(fit_epsilon))
+            admitted += 1
+        except BudgetExceededError:
+            pass
+    return admitted, accountant.spent_epsilon
+
+
+# ------------------------------------------------------------ the budget is fixed when it is created
+
+
+def test_the_budget_is_fixed_at_creation_and_cannot_be_raised_by_reopening(ledger_url, dataset_name):
+    PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=1.0, delta=1e-5)
+    reopened = PrivacyLedger(ledger_url, dataset=dataset_name)
+    assert (reopened.epsilon, reopened.delta) == (1.0, 1e-5)
+    assert PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=1.0, delta=1e-5).epsilon == 1.0
+    for numbers in [dict(epsilon=2.0, delta=1e-5), dict(epsilon=1.0, delta=1e-3), dict(epsilon=1.0, delta=1e-5,
+                                                                                          orders=[2.0, 8.0])]:
+        with pytest.raises(ValueError, match="fixed when its ledger was created"):
+            PrivacyLedger(ledger_url, dataset=dataset_name, **numbers)
+    with pytest.raises(LookupError, match="create it with"):
+        PrivacyLedger(ledger_url, dataset=dataset_name + "-never-created")
+
+
+@pytest.mark.parametrize(
+    "url, dataset, numbers, match",
+    [
+        ("sqlite://", "d", dict(epsilon=1.0, delta=1e-5), "in-memory"),
+        ("sqlite:///:memory:", "d", dict(epsilon=1.0, delta=1e-5), "in-memory"),
+        ("", "d", dict(epsilon=1.0, delta=1e-5), "url"),
+        (None, "d", dict(epsilon=1.0, delta=1e-5), "url"),
+        ("FILE", "", dict(epsilon=1.0, delta=1e-5), "dataset"),
+        ("FILE", "d", dict(epsilon=0.0, delta=1e-5), "epsilon"),
+        ("FILE", "d", dict(epsilon=np.inf, delta=1e-5), "epsilon"),
+        ("FILE", "d", dict(epsilon=1.0, delta=1.0), "delta"),
+    ],
+)
+def test_bad_ledgers_are_refused_before_anything_is_written(tmp_path, url, dataset, numbers, match):
+    path = tmp_path / "budget.db"
+    with pytest.raises(ValueError, match=match):
+        PrivacyLedger(str(path) if url == "FILE" else url, dataset=dataset, **numbers)
+    assert not path.exists()
+
+
+# ------------------------------------------------------------ the in-memory accountant's rule
+
+
+def test_the_ledger_admits_and_reports_exactly_as_the_in_memory_accountant(ledger_url, dataset_name):
+    rng = np.random.default_rng(0)
+    ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=2.0, delta=1e-5, orders=[4.0, 16.0])
+    memory = RDPAccountant(epsilon=2.0, delta=1e-5, orders=[4.0, 16.0])
+    costs = [Cost(mu_squared=m) for m in rng.uniform(0.01, 0.3, size=12)] + [Cost(pure=((0.3, 1),))]
+    for cost in costs:
+        outcomes = []
+        for accountant in (ledger, memory):
+            try:
+                reservation = accountant.reserve(cost, label="fit")
+                accountant.settle(reservation, Cost(mu_squared=cost.mu_squared / 2) if not cost.pure else cost)
+                outcomes.append("admitted")
+            except BudgetExceededError as error:
+                outcomes.append(str(error))
+        assert outcomes[0] == outcomes[1]
+        assert ledger.spent_epsilon == pytest.approx(memory.spent_epsilon, rel=1e-12, abs=1e-15)
+        assert ledger.filters == memory.filters
+    assert ledger.n_fits == memory.n_fits and ledger.spent_epsilon <= ledger.epsilon
+    assert [e["epsilon"] for e in ledger.history()] == pytest.approx([e["epsilon"] for e in memory.history()])
+
+
+def test_a_fit_the_budget_cannot_cover_is_refused_before_it_touches_the_data(ledger_url, dataset_name, data):
+    X, y, X_pub = data
+    ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=0.5, delta=1e-5)
+    gd(ledger, epsilon=0.4).fit(X, y, X_public=X_pub)
+
+    class Untouchable(np.ndarray):  # any read of a private row would raise
+        def __getitem__(self, key):
+            raise AssertionError("the private rows were read")
+
+    with pytest.raises(BudgetExceededError, match="would exceed the budget 0.5"):
+        gd(ledger, epsilon=0.4).fit(X.view(Untouchable), y, X_public=X_pub)
+    assert ledger.n_fits == 1 and ledger.spent_epsilon <= 0.5
+
+
+def test_history_records_every_charge_without_private_data(ledger_url, dataset_name, data):
+    X, y, X_pub = data
+    X = X.copy()
+    X[0, 0] = 987654.321  # a marker value in the private rows
+    ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=3.0, delta=1e-5)
+    gd(ledger, epsilon=0.5).fit(X, y, X_public=X_pub)
+    (entry,) = ledger.history()
+    assert entry["status"] == "settled" and entry["label"].startswith("NoisyGDClassifier")
+    assert json.loads(entry["params"])["epsilon"] == 0.5 and "accountant" not in json.loads(entry["params"])
+    assert 0.5 < entry["epsilon"] < 0.7  # epsilon 0.5 at delta 1e-5, converted at the filters' delta 5e-6
+    assert entry["pid"] == os.getpid() and entry["time"].endswith("+00:00")
+    assert "987654" not in repr(ledger.history())
+    if ledger_url.endswith(".db"):
+        with open(ledger_url, "rb") as database:
+            assert b"987654" not in database.read()
+
+
+# ------------------------------------------------------------ copies are handles
+
+
+def test_pickles_copies_and_clones_are_handles_to_the_same_budget(ledger_url, dataset_name):
+    ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=1.0, delta=1e-5)
+    handles = [pickle.loads(pickle.dumps(ledger)), copy.copy(ledger), copy.deepcopy(ledger), clone(ledger)]
+    ledger.reserve(fit_cost(0.9))
+    for handle in handles:
+        assert handle.n_fits == 1 and handle.spent_epsilon == ledger.spent_epsilon
+        with pytest.raises(BudgetExceededError):
+            handle.reserve(fit_cost(0.9))  # one budget: the review's two 0.9 fits under 1.0 cannot happen
+    assert ledger.n_fits == 1
+
+
+def test_a_parallel_grid_search_charges_each_fit_once(ledger_url, dataset_name, data):
+    X, y, X_pub = data
+    X_all = np.vstack([X, X_pub])
+    y_all = np.concatenate([y, -np.ones(len(X_pub), dtype=int)])
+    ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=50.0, delta=1e-5)
+    search = GridSearchCV(gd(ledger), {"epsilon": [0.2, 0.4]}, cv=2, n_jobs=2, error_score="raise")
+    search.fit(X_all, y_all)
+    history = ledger.history()
+    assert len(history) == 2 * 2 + 1 and all(e["status"] == "settled" for e in history)
+    assert len({e["pid"] for e in history}) >= 2  # the workers charged the same rows
+    expected = RDPAccountant(epsilon=50.0, delta=1e-5)
+    for epsilon in [0.2, 0.2, 0.4, 0.4, search.best_params_["epsilon"]]:
+        expected.reserve(fit_cost(epsilon))
+    assert ledger.spent_epsilon == pytest.approx(expected.spent_epsilon, rel=1e-9)
+
+
+# ------------------------------------------------------------ many processes, and a killed one
+
+WORKER = textwrap.dedent(
+    """
+    import sys, time
+    import numpy as np
+    from sklearn.datasets import make_classification
+    from skpate import NoisyGDClassifier
+    from skpate.privacy import BudgetExceededError, PrivacyLedger
+
+    url, dataset, start, attempts = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+    X, y = make_classification(n_samples=400, n_features=5, random_state=0)
+    ledger = PrivacyLedger(url, dataset=dataset)
+    time.sleep(max(start - time.time(), 0))  # every process starts fitting at the same moment
+    admitted = 0
+    for _ in range(attempts):
+        try:
+            NoisyGDClassifier(epsilon=0.3, classes=[0, 1], n_iter=3, accountant=ledger).fit(
+                X[:300], y[:300], X_public=X[300:])
+            admitted += 1
+        except BudgetExceededError:
+            pass
+    print(admitted)
+    """
+)
+
+
+def test_concurrent_processes_admit_what_a_sequential_run_admits(ledger_url, dataset_name, tmp_path):
+    n_processes, attempts = 8, 4
+    ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=2.0, delta=1e-5)
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    start = time.time() + 8.0  # after every interpreter has imported skpate
+    workers = [
+        subprocess.Popen(
+            [sys.executable, str(script), ledger_url, dataset_name, str(start), str(attempts)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=CHILD_ENV,
+        )  # fmt: skip
+        for _ in range(n_processes)
+    ]
+    outputs = [worker.communicate(timeout=300) for worker in workers]
+    assert all(worker.returncode == 0 for worker in workers), [err[-2000:] for _, err in outputs]
+    admitted = sum(int(out.split()[-1]) for out, _ in outputs)
+    expected, expected_spent = sequential_admissions(2.0, 0.3, n_processes * attempts)
+    assert 0 < expected < n_processes * attempts  # the budget runs out during the test
+    assert admitted == expected == ledger.n_fits
+    assert ledger.spent_epsilon == pytest.approx(expected_spent, rel=1e-9) and ledger.spent_epsilon <= 2.0
+    assert len({entry["pid"] for entry in ledger.history()}) > 1
+
+
+KILLED = textwrap.dedent(
+    """
+    import sys, time
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.datasets import make_classification
+    from skpate import PATEClassifier, GNMax
+    from skpate.privacy import PrivacyLedger
+
+    class Sleeper(ClassifierMixin, BaseEstimator):  # a teacher that never finishes: the fit is mid-way
+        def fit(self, X, y):
+            time.sleep(600)
+
+        def predict(self, X):
+            raise NotImplementedError
+
+    X, y = make_classification(n_samples=600, n_features=5, random_state=0)
+    ledger = PrivacyLedger(sys.argv[1], dataset=sys.argv[2])
+    PATEClassifier(Sleeper(), n_teachers=5, aggregator=GNMax(sigma=20.0), max_queries=10, epsilon=None,
+                   classes=[0, 1], accountant=ledger).fit(X[:500], y[:500], X_public=X[500:])
+    """
+)
+
+
+def test_a_process_killed_mid_fit_leaves_its_reservation_charged(ledger_url, dataset_name, tmp_path):
+    ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=5.0, delta=1e-5)
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED)
+    worker = subprocess.Popen([sys.executable, str(script), ledger_url, dataset_name], stderr=subprocess.PIPE, env=CHILD_ENV)
+    deadline = time.time() + 120
+    while not ledger.pending() and time.time() < deadline and worker.poll() is None:
+        time.sleep(0.2)
+    assert ledger.pending(), worker.stderr.read().decode()[-2000:] if worker.poll() is not None else "timeout"
+    os.kill(worker.pid, signal.SIGKILL)
+    worker.wait(timeout=30)
+    worker.stderr.close()
+    # Fail closed: the dead fit's reservation stays charged, visible, and is not refunded by anyone's reads.
+    (pending,) = ledger.pending()
+    assert pending["pid"] == worker.pid and pending["label"].startswith("PATEClassifier")
+    charged = ledger.spent_epsilon
+    assert charged == pytest.approx(pending["epsilon"]) and charged > 0
+    reopened = PrivacyLedger(ledger_url, dataset=dataset_name)
+    assert reopened.pending() == [pending] and reopened.spent_epsilon == charged
+    # Resolved explicitly: kept in full by default ...
+    reopened.resolve(pending["id"])
+    assert ledger.pending() == [] and ledger.history()[0]["status"] == "abandoned"
+    assert ledger.spent_epsilon == charged
+    with pytest.raises(ValueError, match="already abandoned"):
+        ledger.resolve(pending["id"], refund=True)
+
+
+def test_a_refund_is_an_explicit_statement_of_the_owner(ledger_url, dataset_name):
+    ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=5.0, delta=1e-5)
+    reservation = ledger.reserve(fit_cost(1.0), label="a fit that died before releasing anything")
+    with pytest.raises(ValueError, match="refund must be True or False"):
+        ledger.resolve(reservation, refund="yes")
+    ledger.resolve(reservation, refund=True)
+    assert ledger.spent_epsilon == 0.0 and ledger.history()[0]["status"] == "refunded"
+    with pytest.raises(IndexError, match="no reservation"):
+        ledger.resolve(reservation + 1000)
