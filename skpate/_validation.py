@@ -3,26 +3,37 @@
 The bottom of the package: it imports nothing from skpate but its exceptions, so any module can use it.
 """
 
+import contextvars
+import functools
 import numbers
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 from sklearn.utils import _safe_indexing
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, check_array, column_or_1d
 
-from .exceptions import PrivacyLeakWarning
+from .exceptions import PrivacyLeakWarning, SeededNoiseWarning
 
 __all__ = [
     "check_classes",
+    "check_delta_for_rows",
     "check_generator",
+    "check_handles_unknown",
+    "check_noise_generator",
     "check_positive",
+    "fit_in_noise_scope",
     "check_votes",
     "final_step",
     "is_semi_supervised",
     "label_dtype",
+    "noise_scope",
+    "on_private_rows",
     "public_rows",
     "split_private_public",
+    "transform_private",
     "unlabeled_mask",
 ]
 
@@ -43,12 +54,112 @@ def check_generator(random_state):
     raise ValueError(f"random_state must be None, an int, a numpy Generator or RandomState, got {random_state!r}.")
 
 
+#: The private fit or release running in this context (thread, task): None outside one, else whether its outermost
+#: call was given a seed ("seeded") or draws from OS entropy ("secure"). Nested fits (a selection's candidates, a
+#: refit's PATE part, the aggregator a PATEClassifier calls) read it: they neither warn again nor, under a secure
+#: outermost call, draw from the seeds the outer call derived for them.
+_NOISE_SCOPE = contextvars.ContextVar("skpate_noise_scope", default=None)
+
+
+def _is_seed(random_state):
+    """Whether ``random_state`` makes the draws reproducible: an int, a RandomState or a Generator."""
+    return isinstance(random_state, (numbers.Integral, np.integer, np.random.RandomState, np.random.Generator))
+
+
+@contextmanager
+def noise_scope(random_state, name, *, warn=True, stacklevel=1):
+    """Run a private fit or release; the outermost one warns (:class:`SeededNoiseWarning`) if it is seeded.
+
+    Nested scopes (a fit inside a fit, an aggregator called by an estimator) do nothing: the warning comes
+    once per top-level call. ``warn=False`` opens a scope without the warning (:func:`skpate.audit.audit`, a test
+    tool). ``stacklevel`` as in ``warnings.warn``, counted from the function that enters the scope.
+    """
+    if _NOISE_SCOPE.get() is not None:
+        yield
+        return
+    seeded = _is_seed(random_state)
+    if warn and seeded:
+        warnings.warn(
+            f"{name} draws its noise from random_state={random_state!r}: the differential-privacy guarantee assumes "
+            "the noise is secret, and anyone who knows the seed can regenerate the noise and remove it from what "
+            "was released. Use random_state=None (fresh OS entropy) for anything you publish; to silence this "
+            'warning in experiments and tests: warnings.filterwarnings("ignore", category=skpate.SeededNoiseWarning).',
+            SeededNoiseWarning,
+            stacklevel=stacklevel + 2,  # this generator and contextlib's __enter__
+        )
+    token = _NOISE_SCOPE.set("seeded" if seeded else "secure")
+    try:
+        yield
+    finally:
+        _NOISE_SCOPE.reset(token)
+
+
+def fit_in_noise_scope(fit):
+    """Decorate a private estimator's ``fit``: it runs in a :func:`noise_scope` of the estimator's ``random_state``.
+
+    The outermost private fit warns once (:class:`SeededNoiseWarning`, pointing at the caller) if it is seeded;
+    fits nested in it (a selection's candidates, a refit's PATE part) do not, and under an unseeded outermost fit
+    they draw from OS entropy (:func:`check_noise_generator`). ``PrivateClassifierMixin`` applies it to the
+    ``fit`` of every subclass.
+    """
+
+    @functools.wraps(fit)
+    def fit_in_scope(self, *args, **kwargs):
+        outer = _OUTER_FIT.set(self) if _OUTER_FIT.get() is None else None
+        try:
+            with noise_scope(getattr(self, "random_state", None), type(self).__name__, stacklevel=2):
+                return fit(self, *args, **kwargs)
+        finally:
+            if outer is not None:
+                _OUTER_FIT.reset(outer)
+
+    fit_in_scope._skpate_noise_scope = True
+    return fit_in_scope
+
+
+#: The outermost private fit running in this context: the one that speaks to the user (a nested candidate's
+#: fit does not repeat its warnings).
+_OUTER_FIT = contextvars.ContextVar("skpate_outer_fit", default=None)
+
+
+def check_delta_for_rows(estimator, n_private):
+    """Warn (:class:`PrivacyLeakWarning`) if ``estimator.delta >= 1 / n_private``, once, from the outermost fit.
+
+    ``(epsilon, delta)``-DP with ``delta >= 1/n`` allows publishing one private row in full (each with probability
+    ``delta``: Dwork & Roth 2014, Sec. 2.3), so ``delta`` should be well below ``1/n``.
+    """
+    delta = getattr(estimator, "delta", None)
+    outermost = _OUTER_FIT.get() in (None, estimator)
+    if outermost and delta is not None and n_private > 0 and delta >= 1.0 / n_private:
+        warnings.warn(
+            f"delta={delta:g} is at least 1/n for the {n_private} private rows: (epsilon, delta)-DP with such a delta "
+            "allows a mechanism that publishes a whole private row. Use delta well below 1/n, e.g. 1e-5 or 1/n^2.",
+            PrivacyLeakWarning,
+            stacklevel=4,
+        )
+
+
+def check_noise_generator(random_state):
+    """The generator of a private estimator's fit: :func:`check_generator`, or OS entropy under a secure caller.
+
+    Inside the fit of an outer estimator with ``random_state=None`` (a :func:`noise_scope` that is not seeded),
+    the estimator's own ``random_state`` (a seed the outer fit derived, or one its template carried) is ignored:
+    every privacy-relevant draw of the fit comes from fresh OS entropy, never from a seed stored in a parameter.
+    """
+    if _NOISE_SCOPE.get() == "secure":
+        if random_state is not None and not _is_seed(random_state):
+            check_generator(random_state)  # its error, for an invalid value (a valid one is not drawn from)
+        return np.random.default_rng()
+    return check_generator(random_state)
+
+
 def check_votes(votes):
     """Validate a vote histogram; return it as an int64 array.
 
     Raises ``ValueError`` unless ``votes`` is a 2-d array of finite,
     non-negative integers, with at least one query and two classes, whose rows
-    all sum to the same number of teachers.
+    all sum to the same number of teachers, below ``2**53`` (above it, int64
+    sums and float conversions lose exactness). No message quotes a count.
     """
     arr = np.asarray(votes)
     if arr.ndim != 2:
@@ -64,14 +175,20 @@ def check_votes(votes):
             raise ValueError("votes must be finite counts; found NaN or inf.")
         if not np.all(arr == np.round(arr)):
             raise ValueError("votes must be integer counts of teachers; found non-integer values.")
-    arr = arr.astype(np.int64)
-    if np.any(arr < 0):
+    if np.any(arr < 0):  # before the cast: a huge unsigned or float count must not wrap to a negative one
         raise ValueError("votes must be non-negative counts; found a negative value.")
+    # Each count, then each row sum (exact in float64 below 2**53, and at least 2**53 above: counts are >= 0).
+    if np.any(arr >= 2**53) or np.any(arr.sum(axis=1, dtype=np.float64) >= 2**53):
+        raise ValueError(
+            "votes must count teachers: every count and row sum must be below 2**53, beyond which the analysis "
+            "overflows or loses exactness; pass the vote histograms (n_queries, n_classes), not scaled values."
+        )
+    arr = arr.astype(np.int64)
     sums = arr.sum(axis=1)
     if np.any(sums != sums[0]):
         raise ValueError(
             "every row of votes must sum to the same number of teachers (each teacher votes once per query); "
-            f"row sums range from {sums.min()} to {sums.max()}."
+            "np.unique(votes.sum(axis=1)) lists the row sums (this message does not: votes are private)."
         )
     if sums[0] == 0:
         raise ValueError("votes rows sum to 0: no teacher voted.")
@@ -218,3 +335,188 @@ def check_classes(classes, y_private, name, stacklevel=3):
             "(np.setdiff1d(y, classes) lists them; this message does not, as they are private labels)."
         )
     return np.sort(classes)
+
+
+#: What makes a step fail on rows it was not fitted on, and the fixes; a guarded error gives these instead of its text.
+PRIVATE_ROWS_FIX = (
+    "Make every step accept any value a private row may hold: impute missing values (e.g. SimpleImputer), encode "
+    "every non-numeric column, encode categories with handle_unknown='ignore' or 'infrequent_if_exist' (or use "
+    "skpate.preprocessing.PublicPreprocessor, fitted on public rows only, which never raises on a value), and clip "
+    "or scale extreme values (e.g. skpate.preprocessing.QuantileClipScaler)."
+)
+
+
+def on_private_rows(name, what, func, *args, fix=PRIVATE_ROWS_FIX, stacklevel=2, **kwargs):
+    """``func(*args, **kwargs)``, a step that reads private rows, with errors and warnings that quote none of them.
+
+    An exception (but ``MemoryError``) becomes a ``ValueError`` that names the estimator ``name`` and the step
+    ``what``, says it happened on the private rows, gives the original exception's type and ``fix``, and
+    carries neither the original's text nor the original itself (no ``__cause__``, no ``__context__``: a
+    traceback or a logger would print its message, and its message may quote a private value, such as an
+    unknown category). Warnings raised by the step are re-emitted once per category without their text,
+    except skpate's own (whose texts quote no data). Both depend on the private rows, so call this inside the
+    accounted block of a fit (:func:`skpate.base.charged`): the failure is paid for like the fit.
+
+    Parameters
+    ----------
+    name : str
+        The estimator, for the messages.
+    what : str
+        The step, e.g. ``"the preprocessor's transform"``.
+    func : callable
+    *args, **kwargs
+        Passed to ``func``.
+    fix : str, default=PRIVATE_ROWS_FIX
+        What the user can change.
+    stacklevel : int, default=2
+        Of the re-emitted warnings, as in ``warnings.warn`` called where this function is called.
+
+    Returns
+    -------
+    result
+        What ``func`` returned.
+    """
+    failure = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = func(*args, **kwargs)
+        except MemoryError:
+            raise
+        except Exception as error:  # noqa: BLE001 - every error of a step on private rows is sanitized
+            failure = type(error).__name__  # the name only: the error (and what it holds) is dropped here
+    _reemit_sanitized(caught, name, what, stacklevel + 1)
+    if failure is not None:  # raised outside the except block, so that the original is not its __context__
+        raise ValueError(
+            f"{name}: {what} failed on the private rows (it raised a {failure}; its message is not shown, as it may "
+            f"quote a private value). {fix}"
+        ) from None
+    return result
+
+
+def transform_private(transformer, X, name, what=None):
+    """``transformer.transform(X)`` on private rows ``X``, guarded by :func:`on_private_rows`.
+
+    Parameters
+    ----------
+    transformer : fitted transformer
+        Fitted on public rows (or a public schema).
+    X : {array-like, sparse matrix, DataFrame}
+        Private rows.
+    name : str
+        The estimator, for the messages.
+    what : str, default=None
+        The step; None: the transformer's class name.
+
+    Returns
+    -------
+    Z : {ndarray, sparse matrix}
+    """
+    what = f"the preprocessor ({type(transformer).__name__})" if what is None else what
+    return on_private_rows(name, what, transformer.transform, X, stacklevel=3)
+
+
+def _reemit_sanitized(caught, name, what, stacklevel):
+    """Warn again with the categories of ``caught`` (once each), their texts replaced; skpate's own pass as is."""
+    seen = set()
+    for record in caught:
+        category = record.category
+        if category.__module__.split(".")[0] == "skpate":  # skpate's warnings quote no data
+            warnings.warn(record.message, stacklevel=stacklevel + 1)
+            continue
+        if category in seen:
+            continue
+        seen.add(category)
+        text = (
+            f"{name}: {what} raised a {category.__name__} on the private rows; its text is not shown, as it may "
+            "quote a private value."
+        )
+        try:
+            warnings.warn(text, category, stacklevel=stacklevel + 1)
+        except TypeError:  # a warning class that cannot be built from one string
+            warnings.warn(text, UserWarning, stacklevel=stacklevel + 1)
+
+
+def check_handles_unknown(transformer, name, param="preprocessor"):
+    """Refuse a transformer with a step that raises on an unknown category: decided from its parameters alone.
+
+    A step fitted on public rows with ``handle_unknown="error"`` (scikit-learn's default for ``OneHotEncoder``
+    and ``OrdinalEncoder``) raises on the first private category the public rows never showed, and its message
+    quotes the category. Whether a private row holds one is private, so the refusal comes first, from the
+    configuration (every step nested in a ``Pipeline``, ``ColumnTransformer``, ``FeatureUnion``,
+    ``FrozenEstimator`` or other meta-estimator), whatever the data.
+
+    Parameters
+    ----------
+    transformer : transformer, "passthrough" or None
+    name : str
+        The estimator, for the message.
+    param : str, default="preprocessor"
+        The parameter that holds ``transformer``.
+
+    Raises
+    ------
+    ValueError
+        Naming the step and the fix.
+    """
+    if transformer is None or isinstance(transformer, str) or not _is_estimator(transformer):
+        return
+    for path, step in _nested_steps(transformer, ""):
+        own = step.get_params(deep=False)
+        if not _is_error(own.get("handle_unknown")):
+            continue
+        where = f"{param} step {path!r}" if path else param
+        if "unknown_value" in own:  # OrdinalEncoder
+            fix = "handle_unknown='use_encoded_value' and unknown_value=-1 (or np.nan)"
+        else:
+            fix = "handle_unknown='ignore' or 'infrequent_if_exist'"
+        key = f"{param}__{path}__handle_unknown" if path else f"{param}__handle_unknown"
+        raise ValueError(
+            f"{name}: {where} ({type(step).__name__}) has handle_unknown='error': fitted on the public rows, it "
+            "would fail on the first private category they never showed, and its error would quote that category. "
+            f"Set {fix} on it (set_params({key}=...)), or use skpate.preprocessing.PublicPreprocessor."
+        )
+
+
+def _is_estimator(value):
+    return hasattr(value, "get_params") and not isinstance(value, type)
+
+
+def _nested_steps(estimator, path):
+    """``(path, step)`` of ``estimator`` and of every estimator in its parameters, recursively.
+
+    Named lists (``Pipeline.steps``, ``ColumnTransformer.transformers``, ``FeatureUnion.transformer_list``) and
+    single estimators (``FrozenEstimator.estimator``, a ``ColumnTransformer``'s ``remainder``, a meta-estimator's
+    ``estimator``); the path joins names with ``__``, as ``set_params`` does.
+    """
+    yield path, estimator
+    for key, value in estimator.get_params(deep=False).items():
+        if _is_estimator(value):
+            yield from _nested_steps(value, f"{path}__{key}" if path else key)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                if isinstance(item, tuple) and len(item) >= 2 and isinstance(item[0], str) and _is_estimator(item[1]):
+                    yield from _nested_steps(item[1], f"{path}__{item[0]}" if path else item[0])
+
+
+def _is_error(value):
+    return isinstance(value, str) and value == "error"
+
+
+#: The largest epsilon an estimator calibrates noise to. Beyond it the noise is so small against the values it
+#: is added to that floating-point rounding can erase it, and an output that rounding made deterministic holds no
+#: finite epsilon (a budget or accountant may still be larger: it only adds numbers).
+MAX_EPSILON = 1e6
+
+
+class EpsilonRange(Interval):
+    """``epsilon`` in ``(0, MAX_EPSILON]``, with a message that says why the range ends and what to do instead."""
+
+    def __init__(self):
+        super().__init__(numbers.Real, 0, MAX_EPSILON, closed="right")
+
+    def __str__(self):
+        return (
+            f"a float in (0, {MAX_EPSILON:g}] (beyond it calibrated noise falls below floating-point rounding and no "
+            "finite epsilon holds; for a non-private reference, fit the same model without skpate)"
+        )

@@ -13,21 +13,34 @@ from contextlib import contextmanager
 
 import numpy as np
 from sklearn.utils import _safe_indexing
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    _num_samples,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+)
 
-from ._validation import check_classes, public_rows, split_private_public
+from ._validation import check_classes, check_delta_for_rows, fit_in_noise_scope, public_rows, split_private_public
+from .privacy.accountant import fit_params
 
-__all__ = ["PrivateClassifierMixin", "PublishedModelMixin", "charged"]
+__all__ = ["PrivateClassifierMixin", "PublishedModelMixin", "charge_record", "charged"]
+
+
+def charge_record(estimator):
+    """What an accountant records of a fit besides its cost: the delta it was calibrated at, its parameters."""
+    return {"delta": getattr(estimator, "delta", None), "params": fit_params(estimator)}
 
 
 @contextmanager
-def charged(accountant, cost, label):
+def charged(accountant, cost, label, estimator=None):
     """Reserve ``cost`` with ``accountant`` (if any) before the block reads a private row; charge it after.
 
     The planned cost stays charged whether the block succeeds or raises: once private rows were read,
     the fit is paid for (fail closed). A fit the budget cannot cover raises before the block runs.
+    ``estimator``'s delta and parameters go into the accountant's history.
     """
-    reservation = None if accountant is None else accountant.reserve(cost, label=label)
+    reservation = None if accountant is None else accountant.reserve(cost, label=label, **charge_record(estimator))
     try:
         yield
     finally:
@@ -41,7 +54,17 @@ class PrivateClassifierMixin:
     Put it before ``ClassifierMixin`` in the bases. A subclass implements
     :meth:`planned_cost` and :meth:`export_model`, and reserves
     ``planned_cost`` with its ``accountant`` before it reads a private row.
+    Its ``fit`` runs in a noise scope (wrapped when the class is defined): the
+    outermost fit warns once with :class:`~skpate.SeededNoiseWarning` if
+    ``random_state`` is not None, and draws its noise with
+    :func:`~skpate._validation.check_noise_generator`.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        fit = cls.__dict__.get("fit")
+        if callable(fit) and not getattr(fit, "_skpate_noise_scope", False):  # one SeededNoiseWarning per fit
+            cls.fit = fit_in_noise_scope(fit)
 
     def _private_and_public_rows(self, X, y, X_public):
         """The opening of every ``fit``: validated parameters, the row split, the resolved ``classes``.
@@ -54,6 +77,7 @@ class PrivateClassifierMixin:
         name = type(self).__name__
         X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name)
         classes = check_classes(self.classes, y_private, name, stacklevel=4)  # the warning points at the caller
+        check_delta_for_rows(self, _num_samples(X_private))
         return X_private, y_private, X_pub, classes
 
     def planned_cost(self, n_public):
@@ -118,10 +142,13 @@ class PrivateClassifierMixin:
         """
         check_is_fitted(self, "classes_")
         y = column_or_1d(y)
+        check_consistent_length(X, y)
+        if sample_weight is not None:  # one weight per row of X, checked before the -1 rows are dropped
+            sample_weight = _check_sample_weight(sample_weight, y)
         keep = np.flatnonzero(~public_rows(y, self.classes_))
         if keep.size == 0:
             raise ValueError("score needs labeled rows; every label is -1.")
-        weights = None if sample_weight is None else np.asarray(sample_weight)[keep]
+        weights = None if sample_weight is None else sample_weight[keep]
         return super().score(_safe_indexing(X, keep), y[keep], sample_weight=weights)
 
 

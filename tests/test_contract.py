@@ -7,6 +7,7 @@ that would exceed its budget, the ``-1`` convention in ``fit`` and ``score``, an
 
 import copy
 import inspect
+import json
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from skpate import (
     LeafRefitClassifier,
     NoisyGDClassifier,
     PATEClassifier,
+    PrivacyLedger,
     PrivacyLeakWarning,
     PrivacyReport,
     PrivateClassifier,
@@ -136,9 +138,39 @@ def test_a_shared_accountant_refuses_the_fit_that_would_exceed_it(name, rows):
     assert accountant.n_fits == 1 and 0 < accountant.spent_epsilon <= accountant.epsilon
     second = clone(first)
     assert second.accountant is accountant  # shared by clones, as a GridSearchCV's fits are
-    with pytest.raises(BudgetExceededError, match="does not fit in the budget"):
+    with pytest.raises(BudgetExceededError, match="would exceed the budget"):
         second.fit(X, y, X_public=X_public)
     assert accountant.n_fits == 1 and not hasattr(second, "privacy_spent_")
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_a_privacy_ledger_is_an_accountant_for_every_estimator(name, rows, tmp_path):
+    X, y, X_public, _, _ = rows
+    planned = make(name).planned_cost(len(X_public))
+    ledger = PrivacyLedger(tmp_path / "budget.db", dataset="rows", epsilon=1.2 * planned.epsilon(1e-5 / 2)[0],
+                           delta=1e-5)  # fmt: skip
+    first = make(name, accountant=ledger).fit(X, y, X_public=X_public)
+    (entry,) = ledger.history()
+    assert entry["status"] == "settled" and entry["label"].startswith(name.replace("Tabular", "")[:8])
+    assert json.loads(entry["params"])["epsilon"] == first.epsilon
+    with pytest.raises(BudgetExceededError, match="would exceed the budget"):
+        clone(first).fit(X, y, X_public=X_public)
+    assert ledger.n_fits == 1
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_an_epsilon_too_large_for_calibrated_noise_is_refused_and_says_why(name, rows):
+    X, y, X_public, _, _ = rows
+    with pytest.raises(InvalidParameterError, match=r"'epsilon' parameter.*floating-point rounding.*without skpate"):
+        make(name, epsilon=1e300).fit(X, y, X_public=X_public)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_a_delta_of_one_over_n_or_more_warns_once(name, rows):
+    X, y, X_public, _, _ = rows
+    with pytest.warns(PrivacyLeakWarning, match="at least 1/n") as caught:
+        make(name, delta=0.5).fit(X, y, X_public=X_public)
+    assert sum("1/n" in str(w.message) for w in caught) == 1  # from the outermost fit only
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
@@ -191,3 +223,11 @@ def test_a_missing_label_set_is_taken_from_the_private_labels_with_a_warning(nam
         make(name, classes=None).fit(X, np.zeros_like(y), X_public=X_public)
     # With the label set given, one class in the private rows is no reason to refuse (a neighbour may differ).
     assert list(make(name).fit(X, np.zeros_like(y), X_public=X_public).classes_) == [0, 1]
+
+
+def test_score_refuses_sample_weight_of_another_length(fitted, rows):
+    _, estimator = fitted
+    X_eval, y_eval = rows[3], rows[4]
+    with pytest.raises(ValueError, match="sample_weight"):
+        estimator.score(X_eval, y_eval, sample_weight=np.ones(3))
+    assert estimator.score(X_eval, y_eval, sample_weight=np.ones(len(y_eval))) == estimator.score(X_eval, y_eval)
