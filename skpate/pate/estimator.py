@@ -6,14 +6,17 @@ from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone, is_classifier
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d, validate_data
 
 from .._validation import (
+    EpsilonRange,
     check_classes,
+    check_delta_for_rows,
+    check_noise_generator,
     check_rows,
     final_step,
     is_semi_supervised,
@@ -21,8 +24,8 @@ from .._validation import (
     public_rows,
     split_private_public,
 )
-from ..base import PrivateClassifierMixin
-from ..privacy import RDPAccountant
+from ..base import PrivateClassifierMixin, charge_record
+from ..privacy import BudgetAccountant
 from ..privacy.calibration import gaussian_budget, largest_count, release_cost
 from ..privacy.cost import Cost
 from ..privacy.report import filter_report
@@ -162,6 +165,30 @@ def _confidence(student, X):
     return top_two[:, 1] - top_two[:, 0]
 
 
+def _is_classifier(estimator):
+    """``sklearn.base.is_classifier`` (a pipeline: its last step), or the old ``_estimator_type`` without tags."""
+    try:
+        return is_classifier(estimator)
+    except AttributeError:  # no __sklearn_tags__: not a BaseEstimator
+        return getattr(final_step(estimator), "_estimator_type", None) == "classifier"
+
+
+def _check_classifiers(estimator, student):
+    """Refuse a teacher or student that is not a classifier: from the parameters, before any row is read."""
+    if not _is_classifier(estimator):
+        raise ValueError(
+            f"estimator must be a classifier (sklearn.base.is_classifier, or a pipeline ending in one), got "
+            f"{type(final_step(estimator)).__name__}: each teacher votes for a class. Use a classifier, e.g. "
+            "LogisticRegression instead of LinearRegression (a semi-supervised classifier works too)."
+        )
+    if student is not None and not _is_classifier(student):
+        raise ValueError(
+            f"student must be a classifier (sklearn.base.is_classifier, or a pipeline ending in one), got "
+            f"{type(final_step(student)).__name__}: it learns the teachers' labels. Use a classifier, or, to "
+            "regress the noisy vote counts, skpate.pate.students.VoteRegressionClassifier(regressor)."
+        )
+
+
 def _fits_votes(estimator):
     """Whether ``estimator`` learns from noisy vote counts (:class:`skpate.pate.students.VoteRegressionClassifier`)."""
     return bool(getattr(final_step(estimator), "_skpate_fits_votes", False))
@@ -282,14 +309,24 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         ``CNNClassifier(semi_supervised=True)``.
     warm_start : bool, default=False
         Reuse the teachers of the previous ``fit`` (same ``n_teachers``)
-        instead of training new ones, e.g. to compare aggregators or students.
-        The private data must be the same, and for semi-supervised teachers
-        the public rows too (they fitted them; otherwise a ``ValueError``);
-        every query is paid for again.
+        instead of training new ones: to ask them more queries or other
+        public rows, or to compare aggregators or students. A warm-start fit
+        must be given **the same private rows** (``X``, ``y``, ``groups``): its
+        answers come from teachers trained on the previous fit's private
+        rows, and its new private rows are not used. That cannot be fully
+        checked without keeping a fingerprint of the private rows, which
+        would itself be derived from them, so only public quantities are
+        compared: the classes, whether ``groups`` is given and, without
+        ``groups``, the number of private rows (public under replacement of
+        one record; with ``groups`` it is private and not compared); for
+        semi-supervised teachers, the public rows too (they fitted them). A
+        difference raises a ``ValueError``: fit with ``warm_start=False`` to
+        train teachers on new private rows. Every query is paid for again.
     random_state : int, RandomState instance or None, default=None
         Seeds, in this order, the partition, the teachers' and the student's
         own seeds, then, round by round, the choice of queries and the noise.
-        None draws fresh OS entropy at every fit.
+        None (default) draws fresh OS entropy at every fit; a seed makes the
+        noise reproducible by anyone who knows it (:class:`~skpate.SeededNoiseWarning`).
     sanitize_order : float > 1 or None, default=None
         For GNMax and Confident-GNMax, also release the data-dependent
         epsilon with smooth sensitivity and Gaussian noise (PATE 2018 App.
@@ -308,7 +345,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         ``random_state`` trains the teachers once per split. The cache holds
         teachers trained on private data: keep it private and delete it when
         done. Every fit is still paid for.
-    accountant : skpate.privacy.RDPAccountant, default=None
+    accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
         Budget shared by every fit on the same private data. The fit
         reserves its a-priori cost (or its own ``epsilon``) before any
         teacher is trained, and is refused if it does not fit; then it is
@@ -413,7 +450,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         "aggregator": [None, HasMethods(["aggregate", "privacy_cost"]), StrOptions(set(agg.AGGREGATORS))],
         "student": [None, HasMethods(["fit", "predict"])],
         "max_queries": [None, Interval(Integral, 1, None, closed="left")],
-        "epsilon": [None, Interval(Real, 0, None, closed="neither")],
+        "epsilon": [None, EpsilonRange()],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "classes": [None, "array-like"],
         "query_strategy": [StrOptions({"auto", "random", "uncertainty"})],
@@ -423,7 +460,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         "random_state": ["random_state"],
         "sanitize_order": [None, Interval(Real, 1, None, closed="neither")],
         "memory": [None, str, HasMethods(["cache"])],
-        "accountant": [None, RDPAccountant],
+        "accountant": [None, BudgetAccountant],
         "n_jobs": [None, Integral],
         "verbose": ["verbose"],
     }
@@ -507,7 +544,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         aggregator, student, plan = self._plan(data)
         # 3. Partition the private rows, seed the teachers and the student (fitted attributes are set
         #    only once the whole fit succeeded).
-        rng = agg.check_generator(self.random_state)
+        rng = check_noise_generator(self.random_state)  # OS entropy when unseeded, or under an unseeded caller
         ensemble = self._ensemble(data, rng)
         seed_estimator(student, int(rng.integers(2**63)))
         # 4. Reserve the budget, run the rounds, settle the budget with what they released.
@@ -516,8 +553,10 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         try:
             self._run_rounds(ensemble, aggregator, student, plan, data, rng, transcript)
         except BaseException:
-            if reservation is not None and not transcript.votes:  # nothing released: nothing spent
-                self.accountant.cancel(reservation)
+            # Fail closed, as every estimator: once private rows were read, whether and how the fit failed is an
+            # output too, so the reservation stays charged in full.
+            if reservation is not None:
+                self.accountant.settle(reservation, plan.reserved)
             raise
         if reservation is not None:
             self.accountant.settle(reservation, transcript.charged(aggregator) + plan.release)
@@ -528,26 +567,50 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
     # --------------------------------------------------- the phases of fit
 
     def _validate_inputs(self, X, y, X_public, groups):
+        _check_classifiers(self.estimator, self.student)  # the parameters only: before any row is read
         X = check_rows(X)
         X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, "PATEClassifier")
         if groups is not None:
             groups = column_or_1d(groups)
             if groups.shape[0] != _num_samples(X):
-                raise ValueError(f"groups must have one entry per row of X ({_num_samples(X)}), got {groups.shape[0]}.")
+                # No count: with groups, the number of rows is private (a group may be added or removed).
+                raise ValueError("groups must have one entry per row of X (private and public), got another length.")
             groups = groups[~public_rows(y, self.classes)]
         classes = check_classes(self.classes, y_private, "PATEClassifier", stacklevel=4)
+        check_delta_for_rows(self, y_private.shape[0])
         n_teachers = self.resolve_n_teachers(classes.size)
-        if self._reuses_teachers(n_teachers) and not np.array_equal(self.classes_, classes):
+        if self._reuses_teachers(n_teachers):
+            self._check_warm_start(classes, y_private.shape[0], groups is not None, X_pub)
+        return _Inputs(X, X_private, y_private, X_pub, groups, classes, n_teachers)
+
+    def _check_warm_start(self, classes, n_private, grouped, X_pub):
+        """Refuse reusing the teachers on other data, from public quantities only (see ``warm_start``)."""
+        if not np.array_equal(self.classes_, classes):
+            # classes_ was published with the previous student; this fit's classes only if given (public).
+            these = f"are {list(classes)}" if self.classes is not None else "differ (taken from the private labels)"
             raise ValueError(
                 f"warm_start reuses teachers that vote over the classes {list(self.classes_)}, but this fit's classes "
-                f"are {list(classes)}; fit with warm_start=False."
+                f"{these}; fit with warm_start=False."
             )
-        if self._reuses_teachers(n_teachers) and self.teachers_.fitted_other_public_rows(X_pub):
+        previous_grouped = getattr(self.teachers_, "grouped", False)
+        if grouped != previous_grouped:
+            raise ValueError(
+                f"warm_start reuses teachers partitioned {'by' if previous_grouped else 'without'} groups, but this "
+                f"fit is {'given' if grouped else 'not given'} groups; pass the previous fit's private rows and "
+                "groups, or fit with warm_start=False to train teachers on these rows."
+            )
+        # Without groups the number of private rows is public (replace-one); with groups it is not compared.
+        if not grouped and n_private != self.teachers_.n_private:
+            raise ValueError(
+                "warm_start reuses teachers trained on the previous fit's private rows, but this fit has another "
+                "number of private rows: a warm-start fit must be given the same private rows; fit with "
+                "warm_start=False to train teachers on new private rows."
+            )
+        if self.teachers_.fitted_other_public_rows(X_pub):
             raise ValueError(
                 "warm_start reuses semi-supervised teachers, which also fitted the previous fit's public rows, but "
                 "this fit's public rows differ; fit with warm_start=False to train them with these rows."
             )
-        return _Inputs(X, X_private, y_private, X_pub, groups, classes, n_teachers)
 
     def _reuses_teachers(self, n_teachers):
         return self.warm_start and len(getattr(self, "teachers_", ())) == n_teachers
@@ -632,14 +695,14 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         seeds = [int(rng.integers(2**63)) for _ in range(n_teachers)]
         if self._reuses_teachers(n_teachers):
             return self.teachers_
-        return TeacherEnsemble(self.estimator, seeds, partitions, data.classes, self.n_jobs)
+        return TeacherEnsemble(self.estimator, seeds, partitions, data.classes, self.n_jobs, data.groups is not None)
 
     def _reserve(self, plan, aggregator):
         """Reserve what the fit can cost with the accountant, which refuses it before any teacher is trained."""
         if self.accountant is None:
             return None
         label = f"PATEClassifier({type(self.estimator).__name__}, {aggregator!r}, {plan.n_queries} queries)"
-        return self.accountant.reserve(plan.reserved, label=label)
+        return self.accountant.reserve(plan.reserved, label=label, **charge_record(self))
 
     def _run_rounds(self, ensemble, aggregator, student, plan, data, rng, transcript):
         """Round by round: choose queries, get the teachers' votes, aggregate, fit the student.

@@ -84,15 +84,18 @@ def test_non_private_fit_never_fits_a_budget(data):
         pate(RDPAccountant(epsilon=1e6, delta=1e-5), aggregator=Plurality()).fit(X, y, X_public=X_pub)
 
 
-def test_fit_failing_before_any_vote_is_not_charged_but_one_failing_after_is(data):
+def test_a_fit_that_fails_after_reading_private_rows_stays_charged(data):
+    """Fail closed: whether and how a fit failed depends on the private rows, so it is charged in full."""
     X, y, X_pub = data
     accountant = RDPAccountant(epsilon=1e4, delta=1e-5)
     broken = PATEClassifier(DecisionTreeClassifier(max_depth=-1), n_teachers=20, aggregator=GNMax(sigma=20.0),
                             max_queries=50, epsilon=None, accountant=accountant, classes=[0, 1, 2])  # fmt: skip
     with pytest.raises(ValueError, match="max_depth"):
         broken.fit(X, y, X_public=X_pub)
-    assert accountant.n_fits == 1 and accountant.spent_epsilon == 0.0
-    assert accountant.history()[0]["status"] == "cancelled"
+    reserved = broken.planned_cost(len(X_pub))
+    assert accountant.n_fits == 1 and accountant.history()[0]["status"] == "settled"
+    assert accountant.spent_epsilon == pytest.approx(BudgetFilters(1e4, 1e-5).epsilon_of(
+        BudgetFilters(1e4, 1e-5).charge(reserved), [True, True]))
     # Answers released, then the student fails: the charge stays.
     silent = ConfidentGNMax(threshold=20, sigma_threshold=1.0, sigma=1.0)
     with pytest.raises(ValueError, match="answered none"):
