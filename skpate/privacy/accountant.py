@@ -112,7 +112,8 @@ class BudgetFilters:
         self.orders = np.array([default_order(self.epsilon, self.delta)]) if orders is None else check_orders(orders)
         self.filter_delta = self.delta / (1 + self.orders.size)
         self._offset = rdp_conversion_offset(self.filter_delta, self.orders)
-        self.limits = np.concatenate([[float(gdp_mu(self.epsilon, self.filter_delta)) ** 2], self.epsilon - self._offset])
+        mu_squared = float(gdp_mu(self.epsilon, self.filter_delta)) ** 2
+        self.limits = np.concatenate([[mu_squared], self.epsilon - self._offset])
         if not np.all(np.isfinite(self.limits)):  # an internal guarantee: a budget is finite numbers, never nan
             raise ValueError(f"epsilon={self.epsilon!r} at delta={self.delta!r} has no finite filter; lower epsilon.")
 
@@ -173,25 +174,51 @@ class BudgetAccountant:
 
     An estimator calls :meth:`reserve` with its a-priori cost before it reads a
     private row, then :meth:`settle` with what it charged (at most the
-    reservation) or :meth:`cancel` if it failed before releasing anything.
+    reservation) or :meth:`cancel` if it failed before it read a private row.
     ``clone`` and ``copy.deepcopy`` hand back the accountant itself: every fit
     of a search is charged to the one budget.
     """
 
     def reserve(self, cost, label="", *, delta=None, params="{}"):
+        """Charge ``cost`` before a fit reads a private row, if a filter still in force has room for it.
+
+        Parameters
+        ----------
+        cost : skpate.privacy.Cost
+            What the fit can cost at most.
+        label : str
+            The estimator and its mechanism, for :meth:`history`.
+        delta : float, optional
+            The delta the fit was calibrated at; named in the error if it is not the budget's.
+        params : str
+            The estimator's parameters as JSON (:func:`fit_params`), for :meth:`history`.
+
+        Returns
+        -------
+        reservation : int
+
+        Raises
+        ------
+        BudgetExceededError
+            If no filter has room; nothing is charged.
+        """
         raise NotImplementedError
 
     def settle(self, reservation, cost):
+        """Replace the reservation by what the fit charged, ``cost`` (at most the reservation)."""
         raise NotImplementedError
 
     def cancel(self, reservation):
+        """Void the reservation of a fit that failed before it read a private row."""
         raise NotImplementedError
 
     def history(self):
+        """Every charge, oldest first: a list of dicts (time, label, parameters, epsilon, status); no private data."""
         raise NotImplementedError
 
     @property
     def spent_epsilon(self):
+        """Epsilon of everything charged so far, by the best filter still in force (0 before any charge)."""
         raise NotImplementedError
 
     @property
@@ -339,28 +366,7 @@ class RDPAccountant(BudgetAccountant):
             )
 
     def reserve(self, cost, label="", *, delta=None, params="{}"):
-        """Charge ``cost`` if a filter still in force has room for it; return the reservation.
-
-        Parameters
-        ----------
-        cost : skpate.privacy.Cost
-            What the fit can cost at most.
-        label : str
-            The estimator and its mechanism, for :meth:`history`.
-        delta : float, optional
-            The delta the fit was calibrated at; named in the error if it is not the budget's.
-        params : str
-            The estimator's parameters as JSON (:func:`fit_params`), for :meth:`history`.
-
-        Returns
-        -------
-        reservation : int
-
-        Raises
-        ------
-        BudgetExceededError
-            If no filter has room; nothing is charged.
-        """
+        """Charge ``cost`` if a filter still in force has room for it (:meth:`BudgetAccountant.reserve`)."""
         charge = self._budget.charge(cost)
         self._check_writable()
         with self._lock:
@@ -376,7 +382,7 @@ class RDPAccountant(BudgetAccountant):
             return len(self._entries) - 1
 
     def cancel(self, reservation):
-        """Void the reservation of a fit that failed before releasing anything."""
+        """Void the reservation of a fit that failed before it read a private row."""
         self._close(reservation, np.zeros(self._budget.size), "cancelled")
 
     def settle(self, reservation, cost):

@@ -29,7 +29,7 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 from sqlalchemy.pool import NullPool
 
@@ -74,6 +74,10 @@ STATUSES = ("reserved", "settled", "cancelled", "abandoned", "refunded")
 
 def database_url(url):
     """A SQLAlchemy URL from ``url``: a plain file path is a SQLite database (created if missing)."""
+    if isinstance(url, URL):
+        url = url.render_as_string(hide_password=False)
+    if isinstance(url, os.PathLike):
+        url = os.fspath(url)
     if not isinstance(url, str) or not url:
         raise ValueError(f"url must be a file path or a SQLAlchemy URL (e.g. 'sqlite:///budget.db'), got {url!r}.")
     if "://" not in url:
@@ -132,7 +136,7 @@ class PrivacyLedger(BudgetAccountant):
 
     Parameters
     ----------
-    url : str
+    url : str or path-like
         A file path (a SQLite database, created if missing: no server), or any
         SQLAlchemy URL, e.g. ``"sqlite:///budget.db"`` or
         ``"postgresql+psycopg://user@host/db"`` for a team.
@@ -331,27 +335,9 @@ class PrivacyLedger(BudgetAccountant):
     # ------------------------------------------------------------- charging
 
     def reserve(self, cost, label="", *, delta=None, params="{}"):
-        """Charge ``cost`` if a filter still in force has room for it, in one transaction; return its id.
+        """Charge ``cost`` in one transaction if a filter still in force has room (:meth:`BudgetAccountant.reserve`).
 
-        Parameters
-        ----------
-        cost : skpate.privacy.Cost
-            What the fit can cost at most.
-        label : str
-            The estimator and its mechanism, for :meth:`history`.
-        delta : float, optional
-            The delta the fit was calibrated at; named in the error if it is not the budget's.
-        params : str
-            The estimator's parameters as JSON, for :meth:`history`.
-
-        Returns
-        -------
-        reservation : int
-
-        Raises
-        ------
-        BudgetExceededError
-            If no filter has room; nothing is charged.
+        Returns the reservation's id (see :meth:`history`).
         """
         charge = self._budget.charge(cost)
         with self._transaction() as (conn, row):
@@ -359,7 +345,8 @@ class PrivacyLedger(BudgetAccountant):
             room = self._budget.admit(spent, alive, charge)
             if not room.any():
                 raise self._budget.refusal(charge, label, self._budget.epsilon_of(spent, alive), n_fits, delta)
-            conn.execute(update(budgets).where(budgets.c.dataset == self.dataset).values(alive=json.dumps(room.tolist())))
+            alive = json.dumps(room.tolist())
+            conn.execute(update(budgets).where(budgets.c.dataset == self.dataset).values(alive=alive))
             result = conn.execute(
                 insert(charges).values(
                     dataset=self.dataset, reserved_at=now(), label=label, params=params, reserved=_text(charge),
@@ -374,7 +361,7 @@ class PrivacyLedger(BudgetAccountant):
         self._close(reservation, self._budget.charge(cost), "settled")
 
     def cancel(self, reservation):
-        """Void the reservation of a fit that failed before releasing anything (called by that fit)."""
+        """Void the reservation of a fit that failed before it read a private row (called by that fit)."""
         self._close(reservation, np.zeros(self._budget.size), "cancelled")
 
     def resolve(self, reservation, refund=False):

@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validation import noise_scope
 from .cost import Cost
 from .rdp import check_delta, check_orders, compose, rdp_to_dp
 from .smooth import SanitizedEpsilon, default_parameters, sanitize
@@ -263,7 +264,10 @@ def analyze(
     Parameters
     ----------
     votes : array-like of int, shape (n_queries, n_classes)
-        Teacher vote histograms of the queries that were submitted.
+        Teacher vote histograms of the queries that were submitted: non-negative
+        counts whose rows all sum to the number of teachers, below ``2**53``
+        (larger counts would overflow int64 sums or lose exactness as floats:
+        a ``ValueError``).
     aggregator : aggregator object
         One of :mod:`skpate.pate.aggregators`, with the parameters that were used.
     delta : float in (0, 1)
@@ -285,7 +289,8 @@ def analyze(
         must be fixed before seeing the votes; its cost joins the
         publishable epsilon. None: no release.
     random_state : None, int or numpy.random.Generator
-        Noise of the sanitized release.
+        Noise of the sanitized release: ``None`` draws fresh OS entropy; a
+        seed warns with :class:`~skpate.SeededNoiseWarning`.
 
     Returns
     -------
@@ -306,9 +311,11 @@ def analyze(
     >>> round(report.epsilon, 2), round(report.data_dependent_epsilon, 2)  # publishable, then private
     (3.34, 0.45)
     """
-    return filter_report(
-        votes, aggregator, delta, None, answered, orders, student_proba, method, sanitize_order, random_state
-    )
+    releases = sanitize_order is not None and getattr(aggregator, "_sanitizable", False)  # noise drawn only then
+    with noise_scope(random_state if releases else None, "analyze", stacklevel=2):  # a seeded release warns here
+        return filter_report(
+            votes, aggregator, delta, None, answered, orders, student_proba, method, sanitize_order, random_state
+        )
 
 
 def filter_report(

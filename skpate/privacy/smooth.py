@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, logsumexp
 
-from .._validation import check_generator, check_votes
+from .._validation import check_generator, check_votes, noise_scope
 from . import bounds
 from .rdp import check_delta
 
@@ -363,6 +363,8 @@ def sanitize(votes, aggregator, delta, order, answered=None, beta=None, sigma=No
     beta, sigma : float, optional
         Smoothness and noise multiplier; default :func:`default_parameters`.
     random_state : None, int or numpy.random.Generator
+        ``None`` draws fresh OS entropy; a seed warns with
+        :class:`~skpate.SeededNoiseWarning` (unless a fit passes it).
 
     Returns
     -------
@@ -385,6 +387,7 @@ def sanitize(votes, aggregator, delta, order, answered=None, beta=None, sigma=No
         raise ValueError(f"GNSS needs order * (1 - exp(-2 beta)) < 1; lower beta (got beta={beta:g}, order={order:g}).")
     rdp = aggregator.privacy_cost(votes, answered=answered, orders=[order]).sum()
     sensitivity = smooth_sensitivity(votes, aggregator, order, beta, answered=answered)
-    estimate = float(rdp + sensitivity * sigma * check_generator(random_state).standard_normal())
+    with noise_scope(random_state, "sanitize", stacklevel=2):  # a release: warns if seeded (not inside a fit)
+        estimate = float(rdp + sensitivity * sigma * check_generator(random_state).standard_normal())
     epsilon = max(estimate, 0.0) + cost + np.log(1.0 / delta) / (order - 1.0)
     return SanitizedEpsilon(epsilon=epsilon, order=order, beta=beta, sigma=sigma, rdp_estimate=estimate, gnss_rdp=cost)
