@@ -19,11 +19,12 @@ from sklearn.utils import get_tags
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._validation import EpsilonRange
 from .base import PrivateClassifierMixin
 from .pate import GaussianHistogram, GNMax, PATEClassifier
 from .pate.students import VoteRegressionClassifier
 from .pool import LeafRefitClassifier
-from .privacy import RDPAccountant
+from .privacy import BudgetAccountant
 from .privacy.calibration import largest_count
 
 __all__ = ["TabularPATEClassifier", "make_tabular_pate", "make_tabular_refit"]
@@ -39,6 +40,23 @@ _PUBLISHED_ATTRIBUTES = (
     "classes_", "n_teachers_", "aggregator_", "query_strategy_", "n_rounds_", "n_queries_", "n_answered_",
     "n_labeled_", "public_labels_", "public_queried_",
 )  # fmt: skip
+
+
+def _unencoded_columns(X_public):
+    """What of ``X_public`` a forest cannot take without an encoder, or ``""``: read on the public rows only."""
+    if hasattr(X_public, "select_dtypes"):
+        names = []
+        for name in X_public.select_dtypes(exclude=["number", "bool"]).columns.tolist():
+            try:  # an object column of numbers is fine for a forest
+                X_public[name].to_numpy(dtype=float, na_value=np.nan)
+            except (TypeError, ValueError):
+                names.append(name)
+        return f"X has non-numeric columns {names}" if names else ""
+    try:
+        np.asarray(X_public, dtype=float)
+    except (TypeError, ValueError):
+        return f"X has non-numeric values (dtype {np.asarray(X_public).dtype})"
+    return ""
 
 
 class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -83,7 +101,7 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
     classes : array-like, default=None
         The public label set. None takes it from the private labels with a
         :class:`~skpate.PrivacyLeakWarning` (the label set is then published).
-    accountant : skpate.privacy.RDPAccountant, default=None
+    accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
         Budget shared across fits (see :class:`~skpate.PATEClassifier`).
     n_teachers : int or "auto", default=250
         ``"auto"``: more teachers where 250 would buy few answers
@@ -101,10 +119,14 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         Query rounds (:class:`~skpate.PATEClassifier`).
     max_queries : int, default=None
     warm_start : bool, default=False
-        Reuse the teachers of ``pate_`` (same private rows), e.g. to fit the
-        same data at several budgets.
+        Reuse the teachers of ``pate_``, e.g. to fit the same data at several
+        budgets. The fit must be given the same private rows: only public
+        quantities are checked (see :class:`~skpate.PATEClassifier`'s
+        ``warm_start``).
     memory : str, joblib.Memory or None, default=None
     random_state : int, RandomState instance or None, default=None
+        None (default) draws from OS entropy; a seed makes the noise reproducible by anyone who knows it
+        (:class:`~skpate.SeededNoiseWarning`).
     n_jobs : int, default=None
     verbose : int, default=0
 
@@ -134,10 +156,10 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
 
     _parameter_constraints: dict = {
         "preprocessor": "no_validation",
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [EpsilonRange()],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "classes": [None, "array-like"],
-        "accountant": [None, RDPAccountant],
+        "accountant": [None, BudgetAccountant],
         "n_teachers": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "max_answers": [None, Interval(Integral, 1, None, closed="left")],
         "vote_regression": ["boolean", StrOptions({"auto"})],
@@ -238,6 +260,14 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         self : TabularPATEClassifier
         """
         X_private, y_private, X_pub, classes = self._private_and_public_rows(X, y, X_public)
+        unencoded = _unencoded_columns(X_pub) if isinstance(self.preprocessor, str) else ""
+        if unencoded:  # decided on the public rows, before any teacher is trained
+            raise ValueError(
+                f"preprocessor='passthrough' gives the raw columns to the forests, but {unencoded}; pass a "
+                "preprocessor that encodes them, e.g. make_column_transformer((OneHotEncoder(handle_unknown='ignore'), "
+                "[...]), remainder='passthrough') or one fixed by a public schema (skpate.datasets.adult_encoder() "
+                "for UCI Adult), or use skpate.PrivateClassifier, which encodes from the public rows."
+            )
         pate = self.configured_pate(classes)
         self.vote_regression_ = isinstance(pate.student[-1], VoteRegressionClassifier)
         if self.warm_start and hasattr(self, "pate_"):  # the previous fit's teachers
@@ -351,11 +381,13 @@ def make_tabular_refit(
         The whole budget.
     classes : array-like, default=None
     delta : float in (0, 1), default=1e-5
-    accountant : skpate.privacy.RDPAccountant, default=None
+    accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
     refit_share : float in (0, 1), default=0.7
     n_refits : int, default=3
     random_state : int, RandomState instance or None, default=None
-        Seeds the PATE part and the refits.
+        Seeds the PATE part and the refits. None (default) draws from OS
+        entropy; a seed makes the noise reproducible by anyone who knows it
+        (:class:`~skpate.SeededNoiseWarning`).
     n_jobs : int, default=None
     **params
         Passed to :class:`TabularPATEClassifier` (``n_teachers``, ``warm_start``, ...).

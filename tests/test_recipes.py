@@ -181,3 +181,34 @@ def test_auto_teachers_are_added_only_where_250_buy_too_few_answers():
     capped = make_tabular_pate(epsilon=0.5, classes=[0, 1], n_teachers="auto", max_answers=500).configured_pate()
     assert capped.n_teachers == teachers_for_budget(0.5, 1e-5, 2)  # resolved: the noise was fixed for that count
     assert capped.aggregator.sigma == pytest.approx(GNMax.for_ensemble(0.5, 1e-5, capped.n_teachers, 2, 500).sigma)
+
+
+def test_recipe_without_an_encoder_refuses_string_columns_before_any_teacher(monkeypatch):
+    """Issue 30: the forests crashed on a string column with a hidden message; the recipe now says which columns
+    and the fix, from the public rows' schema, before any teacher is trained."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"income": rng.normal(size=600), "city": rng.choice(["secret-paris", "secret-rome"], 600)})
+    y = rng.integers(0, 2, 600)
+    monkeypatch.setattr(RandomForestClassifier, "fit", lambda *a, **k: pytest.fail("a forest was fit"))
+    recipe = make_tabular_pate(epsilon=1.0, classes=[0, 1], n_teachers=10, n_rounds=1)
+    with pytest.raises(ValueError, match=r"preprocessor='passthrough'.*non-numeric columns \['city'\]") as error:
+        recipe.fit(X[:400], y[:400], X_public=X[400:])
+    assert "secret" not in str(error.value) and "OneHotEncoder" in str(error.value)
+    # Numbers in an object column are numbers to a forest: no refusal from the dtype alone.
+    numbers = pd.DataFrame({"income": rng.normal(size=600), "code": rng.integers(0, 5, 600).astype(object)})
+    monkeypatch.undo()
+    recipe.fit(numbers[:400], y[:400], X_public=numbers[400:])
+    assert recipe.n_queries_ > 0
+
+
+def test_recipe_warm_start_refuses_other_private_rows(binary_split):
+    X_priv, y_priv, X_pub, _, _ = binary_split
+    recipe = make_tabular_pate(epsilon=2.0, classes=[0, 1], n_teachers=10, n_rounds=1, warm_start=True)
+    recipe.fit(X_priv, y_priv, X_public=X_pub)
+    teachers = recipe.pate_.teachers_
+    with pytest.raises(ValueError, match="warm_start.*same private rows"):
+        recipe.fit(X_priv[:-100], y_priv[:-100], X_public=X_pub)
+    recipe.set_params(epsilon=3.0).fit(X_priv, y_priv, X_public=X_pub)  # the same rows at another budget
+    assert recipe.pate_.teachers_ is teachers

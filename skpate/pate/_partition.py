@@ -56,7 +56,7 @@ def disjoint_partitions(n_samples, n_teachers, rng, groups=None):
 
     groups = np.asarray(groups)
     if groups.shape != (n_samples,):
-        raise ValueError(f"groups must have one entry per private row, shape ({n_samples},), got {groups.shape}.")
+        raise ValueError("groups must have one entry per private row (a 1-d array); the count is not shown.")
     n_groups = len(pd.unique(groups))
     if n_teachers > n_groups:
         raise ValueError(

@@ -24,7 +24,7 @@ from sklearn.utils.validation import _num_samples, check_memory
 
 from .._validation import is_semi_supervised, label_dtype
 
-__all__ = ["TeacherEnsemble", "seed_estimator"]
+__all__ = ["TeacherEnsemble", "non_finite_columns", "schema_hint", "seed_estimator"]
 
 #: Part of every cache key: a change in how teachers are trained or stored must never hit an old entry.
 _CACHE_VERSION = 3
@@ -72,11 +72,43 @@ def _vote(teachers, X_query, classes):
         try:
             predicted = teacher.predict(X_query)
         except ValueError as exc:  # e.g. NaN or inf in public rows the teachers cannot handle
-            raise ValueError(
-                f"the teachers could not label the public rows (X_public, or rows of X with y == -1): {exc}"
-            ) from exc
-        np.add.at(votes, (rows, np.searchsorted(classes, predicted)), 1)
+            raise _public_rows_error(exc, X_query) from exc  # public rows: their message may be shown
+        np.add.at(votes, (rows, _class_index(predicted, classes, votes.shape[0])), 1)
     return votes
+
+
+def _class_index(predicted, classes, n_rows):
+    """The column of ``classes`` of each predicted label; a ValueError (quoting none) for a label outside them.
+
+    A classifier fit on labels in ``classes`` predicts labels in ``classes``; anything else (a regressor's
+    numbers, a teacher that relabels) would otherwise land in another class's column or crash.
+    """
+    predicted = np.asarray(predicted)
+    try:
+        index = np.searchsorted(classes, predicted)
+        inside = (predicted.shape == (n_rows,)) and bool(np.all(index < len(classes)))
+        inside = inside and bool(np.all(classes[np.minimum(index, len(classes) - 1)] == predicted))
+    except (TypeError, ValueError):  # labels of another type than classes
+        inside = False
+    if not inside:  # the labels are not shown: they come from teachers fit on private rows
+        raise ValueError(
+            "a teacher predicted labels that are not among classes, one per row; the estimator must be a classifier "
+            "that predicts the labels it was fit on (sklearn.base.is_classifier): use a classifier, not a regressor "
+            "or a transformer."
+        )
+    return index
+
+
+def _public_rows_error(exc, X_query):
+    """The ValueError of teachers that could not label public rows: the columns at fault first, then their message."""
+    where = "the teachers could not label the public rows (X_public, or rows of X with y == -1)"
+    columns = non_finite_columns(X_query)
+    if columns:
+        where += (
+            f": they hold NaN or infinity in columns {columns}; impute or clip them in a pipeline step of the "
+            "estimator, or drop those public rows"
+        )
+    return ValueError(f"{where}. The estimator said: {exc}")
 
 
 def _stack_rows(top, bottom):
@@ -107,47 +139,98 @@ def _fit_and_vote(estimators, partitions, X, y, X_query, classes, X_unlabeled=No
             estimator.fit(X_fit, y_fit)
         except InvalidParameterError:  # the estimator's own parameters: its message holds no data
             raise
-        except ValueError as exc:  # re-raised with the partition's size and classes, which the user can change
-            raise _teacher_error(exc, _safe_indexing(X, part), y_part, classes) from None
+        except (ValueError, LookupError) as exc:  # its message may quote private data (a KeyError: the key)
+            # A TypeError passes: it names types (scikit-learn's check_dtype_object expects it as is).
+            raise _teacher_error(exc, X, X_unlabeled) from None
     return estimators, _vote(estimators, X_query, classes)
 
 
-def _non_finite(X):
-    """Whether the numeric values of ``X`` (array, sparse matrix or DataFrame) hold NaN or infinity."""
+#: Columns an error names at most.
+_MAX_COLUMNS = 10
+
+
+def _columns(names):
+    shown = list(names[:_MAX_COLUMNS])
+    return f"{shown} and {len(names) - _MAX_COLUMNS} more" if len(names) > _MAX_COLUMNS else f"{shown}"
+
+
+def non_finite_columns(X):
+    """The columns of ``X`` whose numeric values hold NaN or infinity, as a printable list; ``""`` if none.
+
+    Names for a DataFrame, else indices (of the flattened features of a
+    n-d array): schema, never a value. Non-numeric columns are not read.
+    """
     try:
         if hasattr(X, "select_dtypes"):
-            X = X.select_dtypes("number").to_numpy(dtype=float, na_value=np.nan)
+            numeric = X.select_dtypes("number")
+            bad = ~np.isfinite(numeric.to_numpy(dtype=float, na_value=np.nan)).all(axis=0)
+            names = numeric.columns[bad].tolist()  # Python scalars: their repr is the name
         elif sp.issparse(X):
-            X = X.data
-        return not np.all(np.isfinite(np.asarray(X, dtype=float)))
-    except (TypeError, ValueError):  # not numeric: nothing to say
-        return False
+            X = X.tocoo()
+            names = np.unique(X.col[~np.isfinite(np.asarray(X.data, dtype=float))]).tolist()
+        else:
+            X = np.asarray(X, dtype=float)
+            X = X.reshape(X.shape[0], -1) if X.ndim > 1 else X.reshape(-1, 1)
+            names = np.flatnonzero(~np.isfinite(X).all(axis=0)).tolist()
+    except (TypeError, ValueError):  # not numeric: the schema hint says so
+        return ""
+    return _columns(names) if names else ""
 
 
-def _teacher_error(exc, X_part, y_part, classes):
-    """The ValueError to raise when a teacher cannot be fit: what is wrong and the fix, quoting no private value.
+def schema_hint(X):
+    """What the dtypes of ``X`` say a numeric estimator cannot take, with the fix; ``""`` if nothing.
+
+    Reads the dtypes and column names only (the schema, public), never a value.
+    """
+    if hasattr(X, "select_dtypes"):
+        names = X.select_dtypes(exclude=["number", "bool"]).columns.tolist()
+        if not names:
+            return ""
+        what = f"X has non-numeric columns {_columns(names)}"
+    elif getattr(X, "dtype", None) is not None and X.dtype.kind in "OUSMm":
+        what = f"X is an array of dtype {X.dtype}"
+    else:
+        return ""
+    return (
+        f"{what}; put an encoder in the teacher (e.g. make_pipeline(OneHotEncoder(handle_unknown='ignore'), ...)) "
+        "or use skpate.PrivateClassifier, which encodes from the public rows."
+    )
+
+
+def _teacher_error(exc, X_private, X_unlabeled=None):
+    """The ValueError to raise when a teacher cannot be fit: what may be wrong and the fix, quoting no private value.
 
     Neither the estimator's message nor its traceback is shown or chained: it may quote a private label or
     category. The original exception stays on the new one as ``estimator_error``, for whoever asks for it.
+    The hints come from the schema, from all the private rows (never one partition: its size and classes are
+    private) and from the public rows.
     """
-    present, n_rows = np.unique(y_part), _num_samples(X_part)
-    causes = []
-    if n_rows < 10 * len(classes) or len(present) < len(classes):
+    causes = [schema_hint(X_private)]
+    columns = non_finite_columns(X_private)
+    if columns:  # the columns only: no value, no row, no count
         causes.append(
-            "Give every teacher more rows (lower n_teachers) or use an estimator that handles small partitions and "
-            "missing classes (e.g. a decision tree or random forest)."
+            f"The private rows hold NaN or infinity in columns {columns}: impute or clip them in a pipeline step "
+            "before the estimator."
         )
-    if _non_finite(X_part):
-        causes.append("Its rows hold NaN or infinity: impute or clip them in a pipeline step before the estimator.")
-    if sp.issparse(X_part):  # e.g. 64-bit indices, which many estimators reject
+    columns = "" if X_unlabeled is None else non_finite_columns(X_unlabeled)
+    if columns:
         causes.append(
-            f"Its rows are a sparse {X_part.format} matrix: check that the estimator accepts this sparse input "
+            "The public rows (X_public, or rows of X with y == -1), which semi-supervised teachers also fit, hold "
+            f"NaN or infinity in columns {columns}: impute or clip them in a pipeline step before the estimator."
+        )
+    if sp.issparse(X_private):  # e.g. 64-bit indices, which many estimators reject
+        causes.append(
+            f"Its rows are a sparse {X_private.format} matrix: check that the estimator accepts this sparse input "
             "(some reject 64-bit indices or some formats), or convert it in a pipeline step before the estimator."
         )
+    causes = [c for c in causes if c] or [
+        "If its partition is too small or misses classes: give every teacher more rows (lower n_teachers) or use an "
+        "estimator that handles small partitions and missing classes (e.g. a decision tree or random forest)."
+    ]
     error = ValueError(
-        f"a teacher could not be fit on its partition of {n_rows} private rows with {len(present)} of "
-        f"{len(classes)} classes (the estimator raised a {type(exc).__name__}; its message is not shown, as it may "
-        f"quote private data: it is the error's estimator_error attribute).{''.join(' ' + c for c in causes)}"
+        f"a teacher could not be fit on its partition of the private rows (the estimator raised a "
+        f"{type(exc).__name__}; its message is not shown, as it may quote private data: it is the error's "
+        f"estimator_error attribute). {' '.join(causes)}"
     )
     error.estimator_error = exc
     return error
@@ -239,10 +322,15 @@ class TeacherEnsemble(Sequence):
         The label set: the columns of the votes.
     n_jobs : int or None
         joblib jobs; the teachers are split into that many batches, once.
+    grouped : bool, default=False
+        Whether the partitions follow ``groups`` (privacy units of several
+        rows), for a ``warm_start`` fit's checks: the number of rows is then
+        private.
     """
 
-    def __init__(self, estimator, seeds, partitions, classes, n_jobs=None):
+    def __init__(self, estimator, seeds, partitions, classes, n_jobs=None, grouped=False):
         self.estimator, self.seeds, self.partitions, self.classes = estimator, list(seeds), partitions, classes
+        self.grouped = bool(grouped)
         self.n_batches = min(effective_n_jobs(n_jobs), len(self.seeds))
         self._teachers = None  # fitted teachers, once loaded
         self._blob = None  # the same, pickled (from memory), until first used
@@ -274,6 +362,11 @@ class TeacherEnsemble(Sequence):
     @property
     def is_fitted(self):
         return self._teachers is not None or self._blob is not None
+
+    @property
+    def n_private(self):
+        """The number of private rows the partitions cover (private with ``grouped``: not for messages)."""
+        return int(sum(len(part) for part in self.partitions))
 
     # ----------------------------------------------------------------- fitting
 

@@ -8,7 +8,8 @@ cost in RDP (see :mod:`skpate.privacy`). Aggregators are scikit-learn
 through ``PATEClassifier(aggregator=...)`` as ``aggregator__sigma``.
 
 Noise is drawn from a ``numpy.random.Generator``: ``random_state=None`` means
-fresh OS entropy at every call, an int gives reproducible noise.
+fresh OS entropy at every call, an int gives reproducible noise (and a
+:class:`~skpate.SeededNoiseWarning`: anyone who knows it can remove the noise).
 """
 
 import warnings
@@ -18,7 +19,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 
-from .._validation import check_generator, check_positive, check_positive_int, check_votes
+from .._validation import check_generator, check_positive, check_positive_int, check_votes, noise_scope
 from ..exceptions import PrivacyLeakWarning
 from ..privacy import bounds, smooth
 from ..privacy.calibration import smallest_noise
@@ -195,7 +196,9 @@ class _Aggregator(BaseEstimator):
         votes : array-like of int, shape (n_queries, n_classes)
             Vote histograms; every row sums to the number of teachers.
         random_state : None, int, numpy.random.Generator or RandomState
-            Source of the noise. ``None`` draws fresh OS entropy.
+            Source of the noise. ``None`` draws fresh OS entropy; a seed (or
+            a Generator) warns with :class:`~skpate.SeededNoiseWarning`, unless
+            an estimator's fit passes it.
         student_proba : array-like of shape (n_queries, n_classes), optional
             The student's class probabilities (only :class:`InteractiveGNMax`).
         return_answered : bool, default=False
@@ -212,7 +215,8 @@ class _Aggregator(BaseEstimator):
         votes = check_votes(votes)
         self._validate(int(votes[0].sum()))
         proba = _check_student_proba(student_proba, votes, type(self).__name__) if self._needs_student else None
-        labels, answered = self._aggregate(votes, check_generator(random_state), proba)
+        with noise_scope(random_state, f"{type(self).__name__}.aggregate", stacklevel=2):  # warns if seeded
+            labels, answered = self._aggregate(votes, check_generator(random_state), proba)
         return (labels, answered) if return_answered else labels
 
     def privacy_cost(self, votes, answered=None, orders=None, data_dependent=True, student_proba=None):
@@ -559,6 +563,8 @@ class GaussianHistogram(GNMax):
         ----------
         votes : array-like of int, shape (n_queries, n_classes)
         random_state : None, int, numpy.random.Generator or RandomState
+            As in :meth:`aggregate`: ``None`` draws fresh OS entropy; a seed
+            warns with :class:`~skpate.SeededNoiseWarning`.
 
         Returns
         -------
@@ -567,7 +573,8 @@ class GaussianHistogram(GNMax):
         """
         votes = check_votes(votes)
         self._validate(int(votes[0].sum()))
-        return _noisy(votes, check_generator(random_state), sigma=self.sigma)  # GNMax's draw, before its argmax
+        with noise_scope(random_state, f"{type(self).__name__}.noisy_votes", stacklevel=2):  # warns if seeded
+            return _noisy(votes, check_generator(random_state), sigma=self.sigma)  # GNMax's draw, before its argmax
 
     def cost_terms(self):
         return (CostTerm("gaussian-histogram", {"sigma": self.sigma}),)

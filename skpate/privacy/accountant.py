@@ -222,6 +222,11 @@ class BudgetAccountant:
         raise NotImplementedError
 
     @property
+    def filter_delta(self):
+        """The share of ``delta`` each filter converts at: ``delta / (1 + number of orders)``."""
+        return self._budget.filter_delta
+
+    @property
     def remaining_epsilon(self):
         """``epsilon - spent_epsilon``."""
         return max(self.epsilon - self.spent_epsilon, 0.0)

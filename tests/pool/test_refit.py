@@ -4,13 +4,16 @@ import pickle
 
 import numpy as np
 import pytest
-from sklearn.ensemble import RandomForestClassifier
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.frozen import FrozenEstimator
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skpate import (
+    ConfidentGNMax,
+    GNMax,
+    InteractiveGNMax,
     LeafRefitClassifier,
     LNMax,
     PATEClassifier,
@@ -19,6 +22,7 @@ from skpate import (
     make_tabular_refit,
 )
 from skpate.pool.count_model import noisy_counts
+from skpate.pool.refit import largest_leaf
 from skpate.privacy import BudgetExceededError, RDPAccountant
 from skpate.privacy.gdp import gdp_epsilon
 
@@ -171,8 +175,8 @@ def test_an_accountant_reserves_both_parts_and_keeps_the_charge_of_a_failed_fit(
     X, y, X_public, _, _ = data
     accountant = RDPAccountant(epsilon=4.0, delta=1e-5)
     model = refit(epsilon=2.0, accountant=accountant).fit(X, y, X_public=X_public)
-    assert accountant.n_fits == 1 and accountant.ledger[0]["label"].startswith("LeafRefitClassifier")
-    assert accountant.spent_epsilon == pytest.approx(model.planned_cost(600).epsilon(accountant._filter_delta)[0])
+    assert accountant.n_fits == 1 and accountant.history()[0]["label"].startswith("LeafRefitClassifier")
+    assert accountant.spent_epsilon == pytest.approx(model.planned_cost(600).epsilon(accountant.filter_delta)[0])
     small = RDPAccountant(epsilon=1.0, delta=1e-5)  # no room for a fit planned at epsilon 2
     with pytest.raises(BudgetExceededError):
         refit(epsilon=2.0, accountant=small, refit_share=0.1).fit(X, y, X_public=X_public)
@@ -215,3 +219,81 @@ def test_make_tabular_refit_configures_the_recipe_for_its_share(reference_gdp_mu
     assert type(model.set_params(epsilon=8.0)._pate_part(8140).configured_pate().student[-1]) is not student
     with pytest.raises(ValueError, match="refit_share"):
         make_tabular_refit(epsilon=1.0, classes=["a", "b"], refit_share=1.0).pate_epsilon(8140)
+
+
+# ------------------------------------------------------------------ issue 30: refusals from public quantities only
+
+
+def _epsilon_of(mu, delta):
+    """The epsilon at which mu-GDP is (epsilon, delta)-DP ([DRS22] Cor. 2.13), solved here with scipy."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    return brentq(lambda e: norm.cdf(-e / mu + mu / 2) - np.exp(e) * norm.cdf(-e / mu - mu / 2) - delta, 0.0, 100.0)
+
+
+def _pays_an_answer(aggregator, epsilon, n_public):
+    """Whether a PATE fit with ``aggregator`` under ``epsilon`` can plan at least one answer."""
+    try:
+        pate(n_teachers=250, aggregator=aggregator, epsilon=epsilon, classes=["neg", "pos"]).planned_cost(n_public)
+    except ValueError:
+        return False
+    return True
+
+
+AGGREGATORS = {
+    "GNMax": lambda: GNMax(sigma=40.0),
+    "ConfidentGNMax(150, 100, 40)": lambda: ConfidentGNMax(threshold=150, sigma_threshold=100, sigma=40),  # user guide
+    "ConfidentGNMax(200, 150, 40)": lambda: ConfidentGNMax(threshold=200, sigma_threshold=150, sigma=40),
+    "InteractiveGNMax": lambda: InteractiveGNMax(),
+}
+
+
+@pytest.mark.parametrize("aggregator", list(AGGREGATORS))
+@pytest.mark.parametrize("epsilon", [0.1, 0.25, 0.5, 1.0, 2.0, 4.0])
+def test_the_budget_split_never_exceeds_epsilon_and_raises_only_when_the_pate_part_cannot_pay(
+    reference_gdp_mu, epsilon, aggregator
+):
+    n_public, checked = 1000, 0
+    for refit_share in (0.1, 0.3, 0.5, 0.7, 0.9):
+        model = refit(epsilon=epsilon, refit_share=refit_share, pate_params=dict(n_teachers=250))
+        model.set_params(pate__aggregator=AGGREGATORS[aggregator]())
+        mu_squared = reference_gdp_mu(epsilon, 1e-5) ** 2
+        # The PATE part's share of the budget, converted independently; feasible if a hair less pays an answer.
+        share = _epsilon_of(np.sqrt((1 - refit_share) * mu_squared), 1e-5)
+        if _pays_an_answer(AGGREGATORS[aggregator](), share * (1 - 1e-6), n_public):
+            cost = model.planned_cost(n_public)  # must not raise (float rounding once did)
+            assert cost.mu_squared <= mu_squared and not cost.pure and cost.release is None
+            assert cost.epsilon(1e-5)[0] <= epsilon
+            assert model.pate_epsilon(n_public) <= share
+            checked += 1
+        elif not _pays_an_answer(AGGREGATORS[aggregator](), share * (1 + 1e-6), n_public):
+            with pytest.raises(ValueError, match=f"refit_share={refit_share} of epsilon={epsilon}") as caught:
+                model.planned_cost(n_public)
+            assert "does not cover one query" in str(caught.value.__cause__)  # the PATE part's reason, chained
+    if (epsilon, aggregator) in {(0.25, "ConfidentGNMax(150, 100, 40)"), (4.0, "GNMax")}:
+        assert checked >= 3  # the grid does test feasible splits
+
+
+def test_a_min_samples_leaf_the_public_rows_cannot_split_is_refused(data):
+    X, y, X_public, _, _ = data
+    n_public = len(X_public)
+    # Why: a forest grown on the public rows with leaves of more than half of them is a forest of stumps.
+    stumps = RandomForestRegressor(5, min_samples_leaf=n_public // 2 + 1, random_state=0).fit(X_public, X_public[:, 0])
+    assert all(tree.tree_.node_count == 1 for tree in stumps.estimators_)
+    accountant = RDPAccountant(epsilon=8.0, delta=1e-5)
+    for leaf in (n_public // 2 + 1, largest_leaf(n_public) + 1):
+        with pytest.raises(ValueError, match=f"min_samples_leaf={leaf} .* {n_public} public rows") as caught:
+            refit(min_samples_leaf=leaf, accountant=accountant).fit(X, y, X_public=X_public)
+        assert f"min_samples_leaf <= {largest_leaf(n_public)}" in str(caught.value)
+    assert accountant.n_fits == 0  # refused from public quantities, before any private row was read
+    assert largest_leaf(n_public) <= n_public // 2
+    model = refit(min_samples_leaf=largest_leaf(n_public) // 2, random_state=0).fit(X, y, X_public=X_public)
+    assert all(tree.tree_.node_count > 1 for tree in model.model_.partition.estimators_)
+
+
+def test_one_class_private_rows_fit_with_the_public_classes(data):
+    X, y, X_public, X_eval, _ = data
+    for labels in (np.full(len(y), "neg"), np.where(y == "pos", "neg", y)):
+        model = refit(random_state=0).fit(X, labels, X_public=X_public)  # PATE part with tree teachers
+        assert list(model.classes_) == ["neg", "pos"] and model.predict_proba(X_eval).shape == (len(X_eval), 2)
