@@ -19,10 +19,12 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from .base import PrivateClassifierMixin
-from .pool import LeafRefitClassifier, NoisyGDClassifier, public_features
+from ._validation import EpsilonRange, check_handles_unknown, transform_private
+from .base import PrivateClassifierMixin, charged
+from .pool import LeafRefitClassifier, NoisyGDClassifier
+from .pool.refit import largest_leaf
 from .preprocessing import PublicPreprocessor
-from .privacy import RDPAccountant
+from .privacy import BudgetAccountant
 from .privacy.calibration import count_sigma, gaussian_share_epsilon
 from .privacy.gdp import gdp_mu
 from .selection import PrivateModelSelection
@@ -74,6 +76,7 @@ def default_candidates(n_private, n_public, n_classes, epsilon, delta=1e-5, prep
     candidate_mu = float(gdp_mu(gaussian_share_epsilon(epsilon, delta, 0.5), delta))
     sigma = count_sigma(REFIT_TREES, candidate_mu * np.sqrt(REFIT_SHARE / REFIT_ROUNDS))
     leaf = int(np.clip(round(sigma * n_public / max(n_private, 1)), 5, max(5, n_public // 20)))
+    leaf = max(1, min(leaf, largest_leaf(n_public)))  # a few public rows: leaves that can still split them
     linear, trees = "passthrough", "passthrough"
     if preprocess:
         linear = make_pipeline(PublicPreprocessor(), StandardScaler())
@@ -118,15 +121,20 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         the public rows only; with the default candidates, each carries the
         encoding that suits it (one-hot for linear models, category codes for
         forests). A transformer is cloned, fitted on the public rows only, and
-        applied to the rows before every candidate.
+        applied to the rows before every candidate; a step with
+        ``handle_unknown="error"`` is refused before the fit, and a failure on
+        the private rows (paid for, like the fit) is a ``ValueError`` that
+        quotes none of them.
     candidates : "auto" or list of (str, estimator), default="auto"
         ``"auto"``: :func:`default_candidates`. A list is used as given (its
         estimators see the preprocessed features).
     holdout : float in (0, 1), default=0.1
         Expected share of the private rows that score the candidates.
-    accountant : skpate.privacy.RDPAccountant, default=None
+    accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
         Budget shared across fits: the fit reserves its whole cost before it reads a private row.
     random_state : int, RandomState instance or None, default=None
+        None (default) draws from OS entropy; a seed makes the noise reproducible by anyone who knows it
+        (:class:`~skpate.SeededNoiseWarning`).
     n_jobs : int, default=None
         Given to the candidates that take it.
     verbose : int, default=0
@@ -160,13 +168,13 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "epsilon": [EpsilonRange()],
         "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
         "classes": ["array-like", None],
         "preprocessor": "no_validation",
         "candidates": [StrOptions({"auto"}), list],
         "holdout": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "accountant": [None, RDPAccountant],
+        "accountant": [None, BudgetAccountant],
         "random_state": ["random_state"],
         "n_jobs": [None, numbers.Integral],
         "verbose": ["verbose"],
@@ -198,9 +206,9 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
                 n_private, n_public, np.unique(classes).size, self.epsilon, self.delta,
                 preprocess=self._per_candidate_preprocessing(),
             )  # fmt: skip
-        return PrivateModelSelection(
+        return PrivateModelSelection(  # without the accountant: the fit reserves the cost itself (it reads rows first)
             candidates, epsilon=self.epsilon, delta=self.delta, classes=classes, holdout=self.holdout,
-            accountant=self.accountant, random_state=self.random_state, n_jobs=self.n_jobs, verbose=self.verbose,
+            accountant=None, random_state=self.random_state, n_jobs=self.n_jobs, verbose=self.verbose,
         )  # fmt: skip
 
     def planned_cost(self, n_public, n_private=None):
@@ -244,23 +252,36 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         self : PrivateClassifier
         """
         X_private, y_private, X_pub, classes = self._private_and_public_rows(X, y, X_public)
+        name = type(self).__name__
         start = time.perf_counter()
         n_private, n_public = _num_samples(X_private), _num_samples(X_pub)
+        selection = self._selection(n_private, n_public, classes)
+        cost = selection.planned_cost(n_public)  # a priori; refuses a candidate it cannot plan, before any row is read
+        preprocessor = None
         if self._per_candidate_preprocessing():
-            self.preprocessor_, Z_public, Z_private = None, X_pub, X_private
+            Z_public = X_pub
             self._say(f"preprocessing: each candidate encodes the rows with statistics of the {n_public} public rows")
         else:
             preprocessor = PublicPreprocessor() if self.preprocessor == "auto" else self.preprocessor
-            self.preprocessor_, Z_public, Z_private = public_features(preprocessor, X_pub, X_private)
+            if isinstance(preprocessor, str):  # "passthrough"
+                preprocessor, Z_public = None, X_pub
+            else:
+                check_handles_unknown(preprocessor, name)  # from the configuration alone
+                preprocessor = clone(preprocessor).fit(X_pub, None)  # public rows only: free
+                Z_public = preprocessor.transform(X_pub)
             self._say(
                 f"preprocessing fitted on {n_public} public rows: {np.shape(Z_public)[1]} features "
                 f"({time.perf_counter() - start:.1f} s)"
             )
-        selection = self._selection(n_private, n_public, classes)
         self._say(
             f"fitting {len(selection.candidates)} candidates under epsilon {self.epsilon:g} at delta {self.delta:g}"
         )
-        self.selection_ = selection.fit(Z_private, y_private, X_public=Z_public)
+        # Reserved before the first private row is read, the preprocessing of the private rows included: its
+        # failure depends on them, so it is paid for like the fit.
+        with charged(self.accountant, cost, label=f"{name}: {len(selection.candidates)} candidates", estimator=self):
+            Z_private = X_private if preprocessor is None else transform_private(preprocessor, X_private, name)
+            self.selection_ = selection.fit(Z_private, y_private, X_public=Z_public)
+        self.preprocessor_ = preprocessor
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.classes_ = classes
         self.selected_ = self.selection_.selected_

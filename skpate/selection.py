@@ -40,10 +40,10 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from ._validation import check_generator
+from ._validation import EpsilonRange, check_handles_unknown, check_noise_generator, on_private_rows
 from .base import PrivateClassifierMixin, charged
-from .privacy import Cost, PrivacyReport, RDPAccountant
-from .privacy.calibration import gaussian_share_epsilon
+from .privacy import BudgetAccountant, Cost, PrivacyReport
+from .privacy.calibration import budget_cost, gaussian_share_epsilon
 from .privacy.selection import exponential_mechanism, gdp_pure_epsilon, held_out_score_sensitivity
 
 __all__ = ["PrivateModelSelection", "grid_candidates", "sampled_candidates"]
@@ -126,11 +126,13 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
     holdout : float in (0, 1), default=0.1
         Expected share of the private rows held out to score the candidates
         (each row independently); with one candidate, no row is held out.
-    accountant : skpate.privacy.RDPAccountant, default=None
+    accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
         Budget shared across fits: the fit reserves its whole cost before it
         reads a private row.
     random_state : int, RandomState instance or None, default=None
-        Seeds the split, the candidates and the choice.
+        Seeds the split, the candidates and the choice. None (default) draws
+        from OS entropy; a seed makes the noise reproducible by anyone who
+        knows it (:class:`~skpate.SeededNoiseWarning`).
     n_jobs : int, default=None
         Given to the candidates that take it.
     verbose : int, default=0
@@ -163,11 +165,11 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
 
     _parameter_constraints: dict = {
         "candidates": [list],
-        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "epsilon": [EpsilonRange()],
         "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
         "classes": ["array-like", None],
         "holdout": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "accountant": [None, RDPAccountant],
+        "accountant": [None, BudgetAccountant],
         "random_state": ["random_state"],
         "n_jobs": [None, numbers.Integral],
         "verbose": ["verbose"],
@@ -203,6 +205,8 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
                     f"candidate {name!r} is not a private skpate estimator (it lacks {missing or 'planned_cost'}); "
                     "candidates are estimators such as NoisyGDClassifier, LeafRefitClassifier or PATEClassifier."
                 )
+            # A step that would fail on (and quote) an unknown private category: refused from the configuration.
+            check_handles_unknown(estimator.get_params(deep=False).get("preprocessor"), f"candidate {name!r}")
             names.append(name)
         if len(set(names)) != len(names):
             raise ValueError(f"candidate names must be unique, got {names!r}.")
@@ -220,9 +224,11 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         """The candidates configured with their budgets, and the cost of them all (a priori).
 
         Each gets an equal share of the budget's ``mu^2``; the shares shrink by a hair until the
-        composed cost is within ``epsilon`` (the conversions round), so the guarantee holds exactly.
+        composed cost is within ``epsilon`` and its ``mu^2`` within the budget's (the conversions round),
+        so the guarantee holds exactly.
         """
         names = self._check_candidates()
+        budget_mu_squared = budget_cost(self.epsilon, self.delta).mu_squared
         share = 1.0 / len(names)
         for _ in range(50):
             epsilon_each = gaussian_share_epsilon(self.epsilon, self.delta, share)
@@ -240,7 +246,7 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
                     )
                 planned.append((name, candidate))
                 total = total + cost
-            if total.epsilon(self.delta)[0] <= self.epsilon:
+            if total.epsilon(self.delta)[0] <= self.epsilon and total.mu_squared <= budget_mu_squared:
                 return total, planned
             share *= 1.0 - 1e-9
         raise RuntimeError("the candidates' budgets could not be made to fit the budget; please report this.")
@@ -286,8 +292,8 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         n_public = _num_samples(X_pub)
         total, planned = self._plan(n_public, classes)  # a priori, before any private row is read
         neighboring = self._neighboring()
-        with charged(self.accountant, total, label=f"{name}: {len(planned)} candidates"):
-            rng = check_generator(self.random_state)
+        with charged(self.accountant, total, label=f"{name}: {len(planned)} candidates", estimator=self):
+            rng = check_noise_generator(self.random_state)
             self._select(X_private, y_private, X_pub, planned, total, neighboring, rng)
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.classes_ = classes
@@ -316,9 +322,10 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         X_test, y_test = _safe_indexing(X_private, test), y_private[test]
         scores = np.zeros(len(planned))
         for index, (candidate_name, candidate) in enumerate(planned):
-            # Every random_state of the candidate, nested ones too (as scikit-learn's ensembles seed their members).
+            # Every random_state of the candidate, nested ones too (as scikit-learn's ensembles seed their members);
+            # unseeded: None, so that each draws from OS entropy and no fitted parameter holds a seed of its noise.
             params = {
-                key: int(rng.integers(2**31))
+                key: None if self.random_state is None else int(rng.integers(2**31))
                 for key in candidate.get_params(deep=True)
                 if key == "random_state" or key.endswith("__random_state")
             }
@@ -326,8 +333,12 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
                 params["n_jobs"] = self.n_jobs
             start = time.perf_counter()
             candidate.set_params(**params).fit(X_train, y_train, X_public=X_public)
-            if test.size:
-                scores[index] = np.sum(candidate.predict(X_test) == y_test)
+            if test.size:  # the held-out private rows: errors and warnings quote none of them
+                predicted = on_private_rows(
+                    type(self).__name__, f"candidate {candidate_name!r}'s predict on the held-out rows",
+                    candidate.predict, X_test,
+                )  # fmt: skip
+                scores[index] = np.sum(predicted == y_test)
             self._say(
                 f"candidate {index + 1}/{len(planned)} {candidate_name!r} (epsilon {candidate.epsilon:.3g}) fitted "
                 f"in {time.perf_counter() - start:.1f} s"

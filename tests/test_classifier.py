@@ -14,7 +14,7 @@ from scipy.stats import norm
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold
 
-from skpate import PrivateClassifier
+from skpate import PrivateClassifier, SeededNoiseWarning
 from skpate.classifier import default_candidates
 from skpate.preprocessing import MISSING, PublicPreprocessor
 
@@ -97,6 +97,7 @@ def test_no_private_value_reaches_a_message_a_warning_or_a_log(table, caplog):
     out, err = io.StringIO(), io.StringIO()
     with warnings.catch_warnings(record=True) as caught, redirect_stdout(out), redirect_stderr(err):
         warnings.simplefilter("always")
+        warnings.simplefilter("ignore", SeededNoiseWarning)  # the test's seed
         caplog.set_level(logging.DEBUG)
         clf = _fit(table, verbose=1)
         clf.predict(table[0])
@@ -186,3 +187,89 @@ def test_the_planned_cost_is_the_budget_before_the_fit():
     assert clf.publishable_epsilon(n_public=1000) == pytest.approx(0.5, rel=1e-9)
     with pytest.raises(ValueError, match="pass classes"):
         PrivateClassifier().planned_cost(1000)
+
+
+# ------------------------------------------------------------------ issue 30: errors that leak nothing
+
+
+def _leaky(X):
+    """A user's step that fails on a value its fit never saw, quoting it (as scikit-learn's encoders do)."""
+    values = np.asarray(X, dtype=object)
+    if (values == SECRET).any():
+        raise ValueError(f"cannot encode {SECRET!r}")
+    return np.asarray(values[:, :2], dtype=float)
+
+
+def _city_encoder(**encoder):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    return ColumnTransformer(
+        [("numbers", StandardScaler(), ["age", "income"]), ("city", OneHotEncoder(**encoder), ["city"])]
+    )
+
+
+@pytest.fixture
+def planted(mixed_split):
+    X, y, X_public = mixed_split
+    X = X.copy()
+    X.loc[:4, "city"] = SECRET
+    return X, y, X_public
+
+
+def test_an_encoder_that_raises_on_unknown_categories_is_refused_before_the_budget_is_charged(planted):
+    from skpate.privacy import RDPAccountant
+
+    X, y, X_public = planted
+    accountant = RDPAccountant(epsilon=5.0, delta=1e-5)
+    clf = PrivateClassifier(classes=[0, 1, 2], preprocessor=_city_encoder(), accountant=accountant)
+    with pytest.raises(ValueError, match=r"PrivateClassifier: preprocessor step 'city' \(OneHotEncoder\)") as caught:
+        clf.fit(X, y, X_public=X_public)
+    assert SECRET not in str(caught.value) and accountant.n_fits == 0
+    clf.set_params(preprocessor=_city_encoder(handle_unknown="ignore")).fit(X, y, X_public=X_public)
+    assert accountant.n_fits == 1
+
+
+def test_a_failure_on_the_private_rows_is_paid_for_and_quotes_nothing(planted, error_text):
+    from sklearn.preprocessing import FunctionTransformer
+
+    from skpate.privacy import RDPAccountant
+
+    X, y, X_public = planted
+    accountant = RDPAccountant(epsilon=5.0, delta=1e-5)
+    clf = PrivateClassifier(classes=[0, 1, 2], preprocessor=FunctionTransformer(_leaky), accountant=accountant)
+    with pytest.raises(ValueError, match="PrivateClassifier: the preprocessor .* failed on the private rows") as caught:
+        clf.fit(X, y, X_public=X_public)
+    assert SECRET not in error_text(caught.value)
+    assert accountant.n_fits == 1  # reserved before the private rows were read: the failure depends on them
+
+
+@pytest.mark.parametrize("labels", ["one class", "a class without a row"])
+def test_private_rows_need_not_show_every_public_class(mixed_split, labels):
+    X, y, X_public = mixed_split
+    y = np.zeros_like(y) if labels == "one class" else np.where(y == 2, 1, y)
+    clf = PrivateClassifier(classes=[0, 1, 2], random_state=0).fit(X, y, X_public=X_public)
+    assert list(clf.classes_) == [0, 1, 2] and clf.predict_proba(X_public).shape == (len(X_public), 3)
+
+
+@pytest.mark.parametrize("value", [1e39, 1e300, -1e300])
+@pytest.mark.parametrize("preprocessor", ["auto", "passthrough"])
+def test_extreme_private_values_are_accepted(three_class_split_small, value, preprocessor):
+    X, y, X_public = three_class_split_small
+    X = X.copy()
+    X[0, 0], X[1] = value, value
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning either
+        warnings.simplefilter("ignore", SeededNoiseWarning)  # the tests' seeds
+        clf = PrivateClassifier(classes=[0, 1, 2], preprocessor=preprocessor, random_state=0)
+        clf.fit(X, y, X_public=X_public)
+        proba = clf.predict_proba(X[:3])
+    assert np.isfinite(proba).all() and clf.score(X_public, np.zeros(len(X_public), int)) >= 0.0
+
+
+def test_few_public_rows_give_the_trees_candidate_leaves_that_can_split():
+    from skpate.pool.refit import largest_leaf
+
+    for n_public in (10, 40, 1000):
+        trees = dict(default_candidates(5000, n_public, 2, 1.0))["trees"]
+        assert 1 <= trees.min_samples_leaf <= max(1, largest_leaf(n_public))

@@ -153,3 +153,58 @@ def test_a_pate_candidate_composes_with_the_others(binary_split):
     search = PrivateModelSelection(candidates, epsilon=2.0, classes=[0, 1], random_state=0).fit(X, y, X_public=X_public)
     assert search.privacy_spent_ == (2.0, 1e-5)
     assert search.planned_cost(len(X_public)).epsilon(1e-5)[0] <= 2.0
+
+
+# ------------------------------------------------------------------ issue 30: errors that leak nothing
+
+SECRET = "SECRET-ZIP-90210"
+
+
+class _QuotesOnPredict(NoisyGDClassifier):
+    """A candidate whose predict fails quoting a value of the rows it was given (the held-out private rows)."""
+
+    def predict(self, X):
+        raise ValueError(f"cannot predict the row {SECRET}")
+
+
+def test_a_candidate_encoder_that_raises_on_unknown_categories_is_refused_while_planning(mixed_split):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    X, y, X_public = mixed_split
+    encoder = ColumnTransformer([("city", OneHotEncoder(), ["city"])], remainder="passthrough")
+    search = PrivateModelSelection(
+        [("linear", NoisyGDClassifier(preprocessor=encoder))], classes=[0, 1, 2],
+        accountant=RDPAccountant(epsilon=5.0, delta=1e-5),
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"candidate 'linear': preprocessor step 'city' \(OneHotEncoder\)"):
+        search.planned_cost(300)
+    with pytest.raises(ValueError, match="handle_unknown='error'"):
+        search.fit(X, y, X_public=X_public)
+    assert search.accountant.n_fits == 0
+
+
+def test_a_failure_on_the_held_out_rows_quotes_nothing(binary_split, error_text):
+    X, y, X_public, _ = binary_split
+    search = _search().set_params(candidates=[("linear", NoisyGDClassifier()), ("leaky", _QuotesOnPredict())])
+    with pytest.raises(ValueError, match="candidate 'leaky''s predict on the held-out rows failed on the private rows"):
+        try:
+            search.fit(X, y, X_public=X_public)
+        except ValueError as error:
+            assert SECRET not in error_text(error) and "it raised a ValueError" in str(error)
+            raise
+
+
+@pytest.mark.parametrize("labels", ["one class", "a class without a row"])
+def test_private_rows_need_not_show_every_public_class(three_class_split_small, labels):
+    from skpate import CellCountClassifier, LeafRefitClassifier
+
+    X, y, X_public = three_class_split_small
+    y = np.zeros_like(y) if labels == "one class" else np.where(y == 2, 1, y)
+    candidates = [
+        ("linear", NoisyGDClassifier()),
+        ("cells", CellCountClassifier(n_cells=20, n_partitions=2)),
+        ("trees", LeafRefitClassifier(NoisyGDClassifier(), n_estimators=5, min_samples_leaf=10)),
+    ]
+    search = PrivateModelSelection(candidates, classes=[0, 1, 2], random_state=0).fit(X, y, X_public=X_public)
+    assert list(search.classes_) == [0, 1, 2] and search.predict_proba(X_public).shape == (len(X_public), 3)

@@ -7,33 +7,74 @@ private row is read, and sets ``privacy_spent_`` and ``privacy_report_``. A
 learner implements ``_fit_pool`` (which reads the private rows) and
 ``_mechanism`` (what it released); one whose cost is not the whole budget
 overrides :meth:`BasePoolClassifier.planned_cost` and ``_plan``.
+
+Every step on the private rows (the preprocessor's transform, the cells' or
+leaves' assignment) runs under :func:`skpate._validation.on_private_rows`: its
+errors and warnings name the estimator and the fix and quote no private value.
+What a fit refuses, it refuses from public quantities (parameters, classes,
+the public rows, the configuration), before the accountant is charged.
 """
 
 from abc import ABCMeta, abstractmethod
 from numbers import Real
 
+import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import _num_samples, validate_data
+from sklearn.utils.validation import _num_samples, check_array, validate_data
 
-from .._validation import check_generator
+from .._validation import EpsilonRange, check_handles_unknown, check_noise_generator, on_private_rows, transform_private
 from ..base import PrivateClassifierMixin, charged
-from ..privacy import PrivacyReport, RDPAccountant
+from ..privacy import BudgetAccountant, PrivacyReport
 from ..privacy.calibration import budget_cost
 
-__all__ = ["BasePoolClassifier", "public_features"]
+__all__ = ["BasePoolClassifier", "private_matrix", "public_features", "public_matrix"]
 
 
-def public_features(preprocessor, X_public, X_private):
+#: Where the public rows come from, for the messages about them (the user passed one or the other).
+PUBLIC_ROWS = "the public rows (X_public, or the rows of X labeled -1)"
+
+
+def public_features(preprocessor, X_public, X_private, name="the estimator"):
     """``preprocessor`` (or "passthrough") fitted on the public rows only, and both row sets through it.
 
-    A fitted ``FrozenEstimator`` is used as is (its ``fit`` is a no-op). Returns ``(fitted or None, Z_public,
-    Z_private)``.
+    A fitted ``FrozenEstimator`` is used as is (its ``fit`` is a no-op). A step that would raise on an unknown
+    category is refused first (:func:`~skpate._validation.check_handles_unknown`, from the configuration
+    alone); the private rows go through :func:`~skpate._validation.transform_private`, whose errors and
+    warnings name ``name`` and quote no private value. The output may be sparse.
+
+    Returns
+    -------
+    preprocessor : fitted transformer or None
+    Z_public, Z_private : {array-like, sparse matrix, DataFrame}
     """
     if isinstance(preprocessor, str):
         return None, X_public, X_private
+    check_handles_unknown(preprocessor, name)
     preprocessor = clone(preprocessor).fit(X_public, None)
-    return preprocessor, preprocessor.transform(X_public), preprocessor.transform(X_private)
+    return preprocessor, preprocessor.transform(X_public), transform_private(preprocessor, X_private, name)
+
+
+def public_matrix(Z, name, ensure_all_finite=True):
+    """The public rows after the preprocessor as a float64 matrix (CSR if sparse); errors say which rows they are.
+
+    Public: the error may quote them. ``ensure_all_finite`` as in ``check_array``.
+    """
+    try:
+        return check_array(Z, accept_sparse="csr", dtype=np.float64, ensure_all_finite=ensure_all_finite)
+    except ValueError as error:
+        raise ValueError(
+            f"{name} needs {PUBLIC_ROWS}, after the preprocessor, as a finite numeric matrix: {error} Fix the "
+            "preprocessor (impute, encode) or the public rows."
+        ) from error
+
+
+def private_matrix(Z, name):
+    """The private rows after the preprocessor as a finite float64 matrix (CSR if sparse), guarded (no value quoted)."""
+    return on_private_rows(
+        name, "the conversion of the preprocessor's output to a finite numeric matrix", check_array, Z,
+        accept_sparse="csr", dtype=np.float64, stacklevel=3,
+    )  # fmt: skip
 
 
 class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
@@ -45,10 +86,10 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
     """
 
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [EpsilonRange()],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "classes": ["array-like", None],
-        "accountant": [None, RDPAccountant],
+        "accountant": [None, BudgetAccountant],
         "random_state": ["random_state"],
     }
 
@@ -110,9 +151,10 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         name = type(self).__name__
         n_public = _num_samples(X_pub)
         self._check_public(n_public)
+        check_handles_unknown(getattr(self, "preprocessor", None), name)  # the configuration, before any private row
         cost, plan = self._plan(n_public, classes)  # a priori, before any private row is read
-        with charged(self.accountant, cost, label=f"{name}: {n_public} public rows"):
-            self._fit_pool(X_private, y_private, X_pub, classes, check_generator(self.random_state), plan)
+        with charged(self.accountant, cost, label=f"{name}: {n_public} public rows", estimator=self):
+            self._fit_pool(X_private, y_private, X_pub, classes, check_noise_generator(self.random_state), plan)
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.classes_ = classes
         self.privacy_report_ = PrivacyReport.from_cost(

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._validation import check_generator
 from ..privacy.calibration import count_sigma
 from ..privacy.gdp import gdp_mu
-from ._base import BasePoolClassifier, public_features
+from ._base import BasePoolClassifier, private_matrix, public_features, public_matrix
 from .count_model import NoisyCountModel, PublishesCountsMixin, noisy_counts
 
 __all__ = ["CellCountClassifier", "KMeansCells"]
@@ -73,11 +73,15 @@ class CellCountClassifier(PublishesCountsMixin, BasePoolClassifier):
     classes : array-like, default=None
         The public label set. None takes it from the private labels with a
         :class:`~skpate.PrivacyLeakWarning` (the label set is then published).
-    accountant : skpate.privacy.RDPAccountant, default=None
+    accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
         Budget shared across fits: the fit reserves ``epsilon`` with it before
         reading a private row, and is refused if it does not fit.
     preprocessor : transformer or "passthrough", default="passthrough"
-        Fitted on the public rows (e.g. a scaler and a whitening PCA).
+        Fitted on the public rows (e.g. a scaler and a whitening PCA); its
+        output may be sparse.
+        A step with ``handle_unknown="error"`` is refused before the fit (a
+        private category the public rows never showed would fail it, quoted);
+        a failure on the private rows is a ``ValueError`` that quotes none.
     n_cells : int >= 2, default=500
     n_partitions : int >= 1, default=20
         More partitions average more cell boundaries; the noise of each count
@@ -86,7 +90,9 @@ class CellCountClassifier(PublishesCountsMixin, BasePoolClassifier):
         What the epsilon protects: replacing one private row, or adding or
         removing one (a count table's sensitivity halves in ``mu^2``).
     random_state : int, RandomState instance or None, default=None
-        Seeds k-means and the noise.
+        Seeds k-means and the noise. None (default) draws from OS entropy; a
+        seed makes the noise reproducible by anyone who knows it
+        (:class:`~skpate.SeededNoiseWarning`).
 
     Attributes
     ----------
@@ -142,7 +148,9 @@ class CellCountClassifier(PublishesCountsMixin, BasePoolClassifier):
 
     def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):
         codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
-        preprocessor, Z_public, Z_private = public_features(self.preprocessor, X_public, X_private)
+        name = type(self).__name__
+        preprocessor, Z_public, Z_private = public_features(self.preprocessor, X_public, X_private, name)
+        Z_public, Z_private = public_matrix(Z_public, name), private_matrix(Z_private, name)  # dense or CSR
         cells = KMeansCells(self.n_cells, self.n_partitions, int(rng.integers(2**31))).fit(Z_public)
         self.sigma_ = count_sigma(self.n_partitions, float(gdp_mu(self.epsilon, self.delta)), self.neighboring)
         counts = noisy_counts(cells, Z_private, codes, classes.size, self.sigma_, rng)

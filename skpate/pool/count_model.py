@@ -9,13 +9,36 @@ partitions and their noisy tables, and nothing else.
 import copy
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_rows
 from ..base import PublishedModelMixin
 
-__all__ = ["NoisyCountModel", "noisy_counts"]
+__all__ = ["NoisyCountModel", "noisy_counts", "within_float32"]
+
+#: The largest finite float32: scikit-learn's trees compare float32 values.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def within_float32(Z):
+    """``Z`` as float64 with every value beyond float32's finite range set to that range's end (NaN stays NaN).
+
+    scikit-learn's trees convert their input to float32 and refuse what overflows it (a value of 1e39, or
+    infinity). Every split threshold lies between two float32 values of the rows the tree was grown on, so a
+    value beyond the range and the range's end fall on the same side of every split: the leaves are unchanged.
+    """
+    if sp.issparse(Z):
+        Z = sp.csr_matrix(Z, dtype=np.float64, copy=True)
+        np.clip(Z.data, -FLOAT32_MAX, FLOAT32_MAX, out=Z.data)
+        return Z
+    return np.clip(np.asarray(Z, dtype=np.float64), -FLOAT32_MAX, FLOAT32_MAX)
+
+
+def _cells(partition, Z):
+    """Each row's cell in every partition, ``(n_rows, n_partitions)``; a forest's rows kept within float32."""
+    return partition.apply(within_float32(Z) if hasattr(partition, "estimators_") else Z)
 
 
 def _cell_masks(partition):
@@ -31,7 +54,7 @@ def noisy_counts(partition, Z_private, codes, n_classes, sigma, rng):
     Each private row lands in one cell of each partition, so the tables have the L2 sensitivity of
     :func:`skpate.privacy.sensitivity.count_tables_sensitivity`.
     """
-    cells = partition.apply(Z_private)  # (n_private, n_partitions)
+    cells = _cells(partition, Z_private)  # (n_private, n_partitions)
     counts = []
     for is_cell, cell in zip(_cell_masks(partition), cells.T):
         table = np.zeros((is_cell.size, n_classes))
@@ -88,7 +111,7 @@ class NoisyCountModel(PublishedModelMixin, ClassifierMixin, BaseEstimator):
 
     def transformed_proba(self, Z):
         """:meth:`predict_proba` of rows already through the preprocessor."""
-        cells = self.partition.apply(Z)
+        cells = _cells(self.partition, Z)
         proba = np.zeros((cells.shape[0], len(self.classes_)))
         for table, cell in zip(self.counts, cells.T):
             shares = np.clip(table, 0.0, None) + self.prior

@@ -19,6 +19,7 @@ import copy
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -31,19 +32,41 @@ from .._validation import check_rows
 from ..base import PublishedModelMixin
 from ..privacy.calibration import gradient_sigma, private_budget_split
 from ..privacy.gdp import gdp_mu
-from ._base import BasePoolClassifier, public_features
+from ._base import BasePoolClassifier, private_matrix, public_features, public_matrix
 
-__all__ = ["NoisyGDClassifier", "SoftmaxModel", "clipped_gradient", "in_unit_ball"]
+__all__ = ["NoisyGDClassifier", "SoftmaxModel", "clipped_gradient", "in_unit_ball", "row_norms"]
 
 
-def clipped_gradient(A, W, codes, clip):
+def row_norms(Z):
+    """Euclidean norm of every row of ``Z`` (dense or sparse), without overflow.
+
+    Each row is divided by its largest absolute value before its squares are summed, so a feature of 1e300
+    gives the norm 1e300, not infinity.
+    """
+    if sp.issparse(Z):
+        Z = sp.csr_matrix(Z)
+        scale = np.asarray(abs(Z).max(axis=1).todense(), dtype=np.float64).ravel()
+        safe = np.where(scale > 0, scale, 1.0)
+        scaled = sp.diags(1.0 / safe) @ Z
+        return safe * np.sqrt(np.asarray(scaled.multiply(scaled).sum(axis=1), dtype=np.float64).ravel())
+    Z = np.asarray(Z, dtype=np.float64)
+    if Z.shape[1] == 0:
+        return np.zeros(Z.shape[0])
+    scale = np.max(np.abs(Z), axis=1)
+    safe = np.where(scale > 0, scale, 1.0)
+    return safe * np.linalg.norm(Z / safe[:, None], axis=1)
+
+
+def clipped_gradient(A, W, codes, clip, a_norms=None):
     """Sum over rows of the softmax cross-entropy gradients ``a (p - e_y)^T``, each clipped to Frobenius norm ``clip``.
 
-    The norm of the outer product is ``||a|| ||p - e_y||``, so clipping scales the residuals.
+    The norm of the outer product is ``||a|| ||p - e_y||``, so clipping scales the residuals. ``A`` may be
+    sparse; ``a_norms`` (its :func:`row_norms`, which do not change between steps) is computed if not given.
     """
     residual = softmax(A @ W, axis=1)
     residual[np.arange(len(codes)), codes] -= 1.0
-    norms = np.linalg.norm(A, axis=1) * np.linalg.norm(residual, axis=1)
+    a_norms = row_norms(A) if a_norms is None else a_norms
+    norms = a_norms * np.linalg.norm(residual, axis=1)
     over = norms > clip
     residual[over] *= (clip / norms[over])[:, None]
     return A.T @ residual
@@ -77,13 +100,17 @@ class NoisyGDClassifier(BasePoolClassifier):
     classes : array-like, default=None
         The public label set. None takes it from the private labels with a
         :class:`~skpate.PrivacyLeakWarning` (the label set is then published).
-    accountant : skpate.privacy.RDPAccountant, default=None
+    accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
         Budget shared across fits: the fit reserves ``epsilon`` with it before
         reading a private row, and is refused if it does not fit.
     preprocessor : transformer, "passthrough" or None, default=None
         Fitted on the public rows only; None is a ``StandardScaler``. A
         whitening PCA (``make_pipeline(StandardScaler(), PCA(k, whiten=True))``)
-        suits many correlated features: fewer dimensions, less noise.
+        suits many correlated features: fewer dimensions, less noise. Its
+        output may be sparse (e.g. one-hot columns); it must be finite.
+        A step with ``handle_unknown="error"`` is refused before the fit (a
+        private category the public rows never showed would fail it, quoted);
+        a failure on the private rows is a ``ValueError`` that quotes none.
     n_iter : int >= 1, default=50
         Gradient steps; the noise of each grows as ``sqrt(n_iter)``.
     learning_rate : float > 0, default=1.0
@@ -103,7 +130,9 @@ class NoisyGDClassifier(BasePoolClassifier):
         once with Gaussian noise at 1% of the budget's ``mu^2``). Replacement is an addition and a
         removal, so the same epsilon is a stronger guarantee under "replace-one".
     random_state : int, RandomState instance or None, default=None
-        Seeds the noise.
+        Seeds the noise. None (default) draws from OS entropy; a seed makes
+        the noise reproducible by anyone who knows it
+        (:class:`~skpate.SeededNoiseWarning`).
 
     Attributes
     ----------
@@ -169,26 +198,28 @@ class NoisyGDClassifier(BasePoolClassifier):
 
     def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):
         codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
+        name = type(self).__name__
         preprocessor = StandardScaler() if self.preprocessor is None else self.preprocessor
-        self.preprocessor_, Z_public, Z_private = public_features(preprocessor, X_public, X_private)
-        Z_public = check_array(Z_public, dtype=np.float64, input_name="X_public")
-        norms = np.linalg.norm(Z_public, axis=1)
-        self.radius_ = float(np.quantile(norms, self.norm_quantile))
+        self.preprocessor_, Z_public, Z_private = public_features(preprocessor, X_public, X_private, name)
+        Z_public = public_matrix(Z_public, name)  # dense or CSR (a one-hot encoder's output): both work below
+        self.radius_ = float(np.quantile(row_norms(Z_public), self.norm_quantile))
         if not self.radius_ > 0:
             raise ValueError(
                 f"the norm_quantile={self.norm_quantile} quantile of the public rows' norms (after the preprocessor) "
                 "is 0; raise norm_quantile or pass public rows that are not all zero."
             )
-        A_public, A = self._design(Z_public), self._design(check_array(Z_private, dtype=np.float64))
-        gram = A_public.T @ A_public / len(A_public) + self.alpha * np.eye(A.shape[1])
+        A_public, A = self._design(Z_public), self._design(private_matrix(Z_private, name))
+        gram = A_public.T @ A_public
+        gram = (gram.toarray() if sp.issparse(gram) else gram) / A_public.shape[0] + self.alpha * np.eye(A.shape[1])
         preconditioner = cho_factor(gram)  # public: free
         steps_mu, count_sigma = private_budget_split(float(gdp_mu(self.epsilon, self.delta)), self.neighboring)
         self.sigma_ = gradient_sigma(self.clip, self.n_iter, steps_mu, self.neighboring)
         # The mean's denominator: public under replacement; a noisy count (at least 1) under add/remove.
-        n_rows = len(A) if count_sigma is None else max(1.0, len(A) + rng.normal(0.0, count_sigma))
+        n_rows = A.shape[0] if count_sigma is None else max(1.0, A.shape[0] + rng.normal(0.0, count_sigma))
         W = np.zeros((A.shape[1], classes.size))
+        a_norms = row_norms(A)
         for _ in range(self.n_iter):
-            noisy = clipped_gradient(A, W, codes, self.clip) + rng.normal(0.0, self.sigma_, W.shape)
+            noisy = clipped_gradient(A, W, codes, self.clip, a_norms) + rng.normal(0.0, self.sigma_, W.shape)
             W -= self.learning_rate * cho_solve(preconditioner, noisy / n_rows)
         self.coef_, self.intercept_ = W[:-1].T.copy(), W[-1] * self.intercept_scaling
         self.model_ = SoftmaxModel(self.preprocessor_, self.radius_, self.coef_, self.intercept_, classes)
@@ -200,8 +231,11 @@ class NoisyGDClassifier(BasePoolClassifier):
         )
 
     def _design(self, Z):
-        """Rows in the unit ball with the intercept column appended: what the gradient steps see."""
-        return np.hstack([in_unit_ball(Z, self.radius_), np.full((len(Z), 1), float(self.intercept_scaling))])
+        """Rows in the unit ball with the intercept column appended: what the gradient steps see (CSR if ``Z`` is)."""
+        intercept = np.full((Z.shape[0], 1), float(self.intercept_scaling))
+        if sp.issparse(Z):
+            return sp.hstack([in_unit_ball(Z, self.radius_), sp.csr_matrix(intercept)], format="csr")
+        return np.hstack([in_unit_ball(Z, self.radius_), intercept])
 
     def export_model(self):
         """The publishable artifact: an independent copy of the fitted softmax model.
@@ -275,8 +309,11 @@ class NoisyGDClassifier(BasePoolClassifier):
 
 
 def in_unit_ball(Z, radius):
-    """Rows scaled into the unit ball at ``radius``: ``z min(1, radius / ||z||) / radius``."""
-    return Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), radius)
+    """Rows scaled into the unit ball at ``radius``: ``z min(1, radius / ||z||) / radius`` (``Z`` dense or sparse)."""
+    divisor = np.maximum(row_norms(Z), radius)
+    if sp.issparse(Z):
+        return sp.csr_matrix(sp.diags(1.0 / divisor) @ Z)
+    return Z / divisor[:, None]
 
 
 def _decision(logits):
@@ -316,7 +353,8 @@ class SoftmaxModel(PublishedModelMixin, ClassifierMixin, BaseEstimator):
     def logits(self, X):
         """Class scores of the rows, shape ``(n_samples, n_classes)``."""
         Z = X if self.preprocessor is None else self.preprocessor.transform(X)
-        return in_unit_ball(check_array(Z, dtype=np.float64), self.radius) @ self.coef.T + self.intercept
+        Z = check_array(Z, accept_sparse="csr", dtype=np.float64)  # a one-hot encoder's output may be sparse
+        return np.asarray(in_unit_ball(Z, self.radius) @ self.coef.T) + self.intercept
 
     def decision_function(self, X):
         """Class scores; with two classes, the second's minus the first's."""

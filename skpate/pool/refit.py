@@ -22,12 +22,36 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval
 
+from .._validation import check_handles_unknown, on_private_rows
 from ..privacy import Cost
 from ..privacy.calibration import budget_cost, count_sigma, gaussian_share_epsilon
-from ._base import BasePoolClassifier, public_features
-from .count_model import NoisyCountModel, PublishesCountsMixin, noisy_counts
+from ._base import BasePoolClassifier, public_features, public_matrix
+from .count_model import NoisyCountModel, PublishesCountsMixin, noisy_counts, within_float32
 
-__all__ = ["LeafRefitClassifier"]
+__all__ = ["LeafRefitClassifier", "largest_leaf"]
+
+#: Relative margin below the budget at which the PATE part's share is aimed: the conversions between epsilon and
+#: Gaussian DP round, and a share computed to compose to exactly the budget may exceed it by a few ulps.
+SHARE_MARGIN = 1e-9
+
+
+def largest_leaf(n_public):
+    """The largest ``min_samples_leaf`` with which a tree of the refit forests can split ``n_public`` public rows.
+
+    A tree grows on a bootstrap sample of the public rows, which holds about ``1 - 1/e`` (63%) of them (the
+    others have weight 0), and a split leaves ``min_samples_leaf`` of them on each side. A function of the
+    number of public rows only.
+
+    Parameters
+    ----------
+    n_public : int
+
+    Returns
+    -------
+    min_samples_leaf : int
+        0 if no split is possible.
+    """
+    return int((1.0 - np.exp(-1.0)) * n_public) // 2
 
 
 class LeafRefitClassifier(PublishesCountsMixin, MetaEstimatorMixin, BasePoolClassifier):
@@ -64,20 +88,26 @@ class LeafRefitClassifier(PublishesCountsMixin, MetaEstimatorMixin, BasePoolClas
     pate : PATEClassifier or TabularPATEClassifier
         Unfitted; cloned. Its ``epsilon``, ``delta``, ``classes`` and
         ``accountant`` are set by this estimator (its share of the budget);
-        it keeps its own ``random_state``. With ``warm_start=True``, a refit
-        reuses the teachers of ``pate_``.
+        it keeps its own ``random_state`` (ignored by an unseeded fit). With
+        ``warm_start=True``, a refit reuses the teachers of ``pate_``.
     epsilon : float > 0, default=1.0
         The whole budget, fixed before the fit.
     delta : float in (0, 1), default=1e-5
     classes : array-like, default=None
         The public label set. None takes it from the private labels with a
         :class:`~skpate.PrivacyLeakWarning` (the label set is then published).
-    accountant : skpate.privacy.RDPAccountant, default=None
+    accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
         Budget shared across fits: the fit reserves its a-priori cost (the
         PATE part's plan and the refits) before any teacher is trained.
     preprocessor : transformer or "passthrough", default="passthrough"
         Maps rows to the numeric features the forests split on; fitted on the
-        public rows only (e.g. :func:`skpate.datasets.adult_encoder`).
+        public rows only (e.g. :func:`skpate.datasets.adult_encoder`). Its
+        output may be sparse or hold NaN (the forests send it down a branch);
+        values beyond float32's range, which scikit-learn's trees compare in,
+        count as that range's ends, on the same side of every split.
+        A step with ``handle_unknown="error"`` is refused before the fit (a
+        private category the public rows never showed would fail it, quoted);
+        a failure on the private rows is a ``ValueError`` that quotes none.
     refit_share : float in (0, 1), default=0.7
         Share of the budget's ``mu^2`` spent on the refits.
     n_refits : int >= 1, default=3
@@ -86,9 +116,14 @@ class LeafRefitClassifier(PublishesCountsMixin, MetaEstimatorMixin, BasePoolClas
         Trees per forest. More trees average more partitions but each round's
         noise grows as their square root.
     min_samples_leaf : int >= 1, default=20
-        Public rows per leaf, at least.
+        Public rows per leaf, at least; at most :func:`largest_leaf`
+        ``(n_public)`` (about a third of them), so that the trees can split:
+        a larger value is refused at fit.
     random_state : int, RandomState instance or None, default=None
-        Seeds the forests and the noise (``pate`` keeps its own).
+        Seeds the forests and the noise (``pate`` keeps its own, used only when
+        this is seeded). None (default) draws from OS entropy; a seed makes
+        the noise reproducible by anyone who knows it
+        (:class:`~skpate.SeededNoiseWarning`).
 
     Attributes
     ----------
@@ -166,21 +201,60 @@ class LeafRefitClassifier(PublishesCountsMixin, MetaEstimatorMixin, BasePoolClas
         pate = clone(self.pate).set_params(delta=self.delta, classes=classes, accountant=None)
         refit = self._refit_cost()
 
-        def fits(epsilon):
-            cost = pate.set_params(epsilon=epsilon).planned_cost(n_public) + refit
-            return cost.epsilon(self.delta)[0] <= self.epsilon
+        def state(epsilon):
+            """-1: the PATE part cannot plan a fit (e.g. pay one answer) at ``epsilon``; 0: the parts fit; 1: over."""
+            try:
+                cost = pate.set_params(epsilon=epsilon).planned_cost(n_public) + refit
+            except ValueError:  # its reason is given by _no_room below if no budget works
+                return -1
+            return 0 if cost.epsilon(self.delta)[0] <= self.epsilon else 1
 
-        # A Gaussian-DP plan (GNMax, Confident-GNMax) within the rest of mu^2 composes exactly ([DRS22] Cor. 3.3);
-        # a plan with other parts (LNMax, a sanitized release) composes in RDP, so its budget is found by bisection.
-        low = gaussian_share_epsilon(self.epsilon, self.delta, 1.0 - self.refit_share)
-        if not fits(low):
-            low, high = 0.0, low
-            for _ in range(40):
+        # A Gaussian-DP plan (GNMax, Confident-GNMax) within the rest of mu^2 composes exactly ([DRS22] Cor. 3.3),
+        # aimed a hair below it; a plan with other parts (LNMax, a sanitized release) composes in RDP, so its budget
+        # is the largest that fits, found by bisection among the budgets that can pay an answer.
+        top = gaussian_share_epsilon(self.epsilon, self.delta, (1.0 - self.refit_share) * (1.0 - SHARE_MARGIN))
+        found = state(top)
+        if found == 0:
+            return pate.set_params(epsilon=top)
+        best, low, high = None, 0.0, top
+        if found == 1:
+            for _ in range(60):
                 middle = (low + high) / 2.0
-                low, high = (middle, high) if fits(middle) else (low, middle)
-        if low == 0.0:
-            raise ValueError(f"refit_share={self.refit_share} leaves the PATE part no budget; lower it.")
-        return pate.set_params(epsilon=low)
+                found = state(middle)
+                if found == 1:
+                    high = middle
+                else:
+                    low = middle
+                    best = middle if found == 0 else best
+        if best is None:
+            self._no_room(pate, top, n_public)
+        return pate.set_params(epsilon=best)
+
+    def _no_room(self, pate, epsilon, n_public):
+        """Raise the ValueError of a split that leaves the PATE part no budget it can plan with (the reason chained)."""
+        message = (
+            f"refit_share={self.refit_share} of epsilon={self.epsilon} leaves the PATE part "
+            f"({type(self.pate).__name__}) at most epsilon {epsilon:.4g}, with which it cannot plan a fit (e.g. pay "
+            "one answer of its aggregator): lower refit_share, raise epsilon, or give the PATE part more noise per "
+            "answer."
+        )
+        try:
+            pate.set_params(epsilon=epsilon).planned_cost(n_public)
+        except ValueError as error:  # the PATE part's own reason, from public parameters: chained for the user
+            raise ValueError(message) from error
+        raise ValueError(message)
+
+    def _check_public(self, n_public):
+        if isinstance(self.pate, BasePoolClassifier):  # a pool part transforms the private rows with its preprocessor
+            check_handles_unknown(getattr(self.pate, "preprocessor", None), type(self).__name__, "pate__preprocessor")
+        if self.min_samples_leaf > largest_leaf(n_public):
+            raise ValueError(
+                f"min_samples_leaf={self.min_samples_leaf} leaves the refit forests no split of {n_public} public "
+                "rows (each tree grows on a bootstrap sample holding about 63% of them, and a split needs "
+                f"min_samples_leaf on each side): the model would predict one share everywhere. Use "
+                f"min_samples_leaf <= {largest_leaf(n_public)} (skpate.pool.refit.largest_leaf(n_public)), or pass "
+                "more public rows."
+            )
 
     def pate_epsilon(self, n_public):
         """The budget the PATE part gets, known before the fit.
@@ -225,7 +299,11 @@ class LeafRefitClassifier(PublishesCountsMixin, MetaEstimatorMixin, BasePoolClas
             pate = self.pate_.set_params(**pate.get_params(deep=False))
         pate.fit(X_private, y_private, X_public=X_public)
         codes = np.searchsorted(classes, y_private)  # the PATE part checked that every label is in classes
-        preprocessor, Z_public, Z_private = public_features(self.preprocessor, X_public, X_private)
+        name = type(self).__name__
+        preprocessor, Z_public, Z_private = public_features(self.preprocessor, X_public, X_private, name)
+        # Dense or CSR, NaN allowed (the forests send it down a branch), beyond float32's range kept at its ends
+        # (where the forests would put it anyway; see within_float32).
+        Z_public = within_float32(public_matrix(Z_public, name, ensure_all_finite=False))
         self.sigma_ = count_sigma(self.n_estimators, np.sqrt(self._refit_cost().mu_squared / self.n_refits))
         # The first partition follows the student's labels, later ones the refitted class shares (one-hot, then
         # probabilities: a regression forest places its splits where the shares change, not only the argmax).
@@ -237,7 +315,10 @@ class LeafRefitClassifier(PublishesCountsMixin, MetaEstimatorMixin, BasePoolClas
                 max_features="sqrt",
                 random_state=int(rng.integers(2**31)),
             ).fit(Z_public, shares)  # public rows, targets derived from released outputs: free
-            counts = noisy_counts(forest, Z_private, codes, classes.size, self.sigma_, rng)
+            counts = on_private_rows(
+                name, "the leaf assignment of the private rows (the preprocessor's output, by the forest)",
+                noisy_counts, forest, Z_private, codes, classes.size, self.sigma_, rng, stacklevel=3,
+            )  # fmt: skip
             model = NoisyCountModel(forest, preprocessor, classes, counts)
             if round_number + 1 < self.n_refits:  # the next partition's targets
                 shares = model.transformed_proba(Z_public)

@@ -1,0 +1,239 @@
+"""What every public-pool learner shares: the public preprocessing, the private rows' guard, what a fit accepts.
+
+Parametrized over :class:`CellCountClassifier`, :class:`NoisyGDClassifier` and :class:`LeafRefitClassifier`
+(with a noisy-gradient PATE part, whose input handling is the pool's own; PATE's teachers are tested in
+``tests/pate``).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.frozen import FrozenEstimator
+from sklearn.pipeline import FeatureUnion, make_pipeline
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder, StandardScaler
+
+from skpate import CellCountClassifier, LeafRefitClassifier, NoisyGDClassifier, SeededNoiseWarning
+from skpate.pool.count_model import FLOAT32_MAX, within_float32
+from skpate.pool.linear import in_unit_ball, row_norms
+from skpate.preprocessing import PublicPreprocessor
+from skpate.privacy import RDPAccountant
+
+SECRET = "SECRET-ZIP-90210"
+CLASSES = [0, 1, 2]
+NAMES = ["CellCountClassifier", "NoisyGDClassifier", "LeafRefitClassifier"]
+
+
+def make(name, preprocessor="default", **params):
+    """A small fit of ``name`` with the public classes 0, 1, 2; ``preprocessor`` "default": the estimator's own."""
+    params = {"classes": CLASSES, "random_state": 0, **params}
+    if preprocessor != "default":
+        params["preprocessor"] = preprocessor
+    if name == "CellCountClassifier":
+        return CellCountClassifier(n_cells=15, n_partitions=3, **params)
+    if name == "NoisyGDClassifier":
+        return NoisyGDClassifier(n_iter=20, **params)
+    part = NoisyGDClassifier(preprocessor=PublicPreprocessor(), n_iter=20)  # reads DataFrames and arrays alike
+    return LeafRefitClassifier(part, n_refits=2, n_estimators=5, min_samples_leaf=10, **params)
+
+
+def table_encoder(**encoder):
+    """The usual preprocessing of the mixed table: numbers scaled, the city one-hot."""
+    return ColumnTransformer(
+        [("numbers", StandardScaler(), ["age", "income"]), ("city", OneHotEncoder(**encoder), ["city"])],
+        sparse_threshold=0.0,
+    )
+
+
+def _leaky(X):
+    """A user's step that fails on a value its fit never saw, quoting it (as scikit-learn's encoders do)."""
+    values = np.asarray(X, dtype=object)
+    if (values == SECRET).any():
+        raise ValueError(f"cannot encode {SECRET!r} in {values[:2]!r}")
+    return np.asarray(values[:, :2], dtype=float)
+
+
+def _warns_with_value(X):
+    """A user's step that warns quoting a value of the rows, and passes the numbers through."""
+    values = np.asarray(X, dtype=object)
+    if (values == SECRET).any():
+        warnings.warn(f"odd city {SECRET}", RuntimeWarning)
+    return np.asarray(values[:, :2], dtype=float)
+
+
+@pytest.fixture
+def planted(mixed_split):
+    """The mixed table with a city the public rows never show in five private rows."""
+    X, y, X_public = mixed_split
+    X = X.copy()
+    X.loc[:4, "city"] = SECRET
+    return X, y, X_public
+
+
+# ------------------------------------------------------------------ unknown categories: the configuration decides
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(
+    "preprocessor, step",
+    [
+        (table_encoder(), "'city' (OneHotEncoder)"),
+        (make_pipeline(table_encoder(handle_unknown="ignore"), FunctionTransformer()), None),
+        (
+            ColumnTransformer([("codes", OrdinalEncoder(), ["city"])], remainder="passthrough"),
+            "'codes' (OrdinalEncoder)",
+        ),
+        (FeatureUnion([("city", ColumnTransformer([("hot", OneHotEncoder(), ["city"])]))]), "'city__hot' (OneHot"),
+        (OneHotEncoder(), "preprocessor (OneHotEncoder)"),
+    ],
+)
+def test_an_encoder_that_raises_on_an_unknown_category_is_refused_from_its_configuration(
+    planted, name, preprocessor, step
+):
+    X, y, X_public = planted
+    accountant = RDPAccountant(epsilon=10.0, delta=1e-5)
+    model = make(name, preprocessor, accountant=accountant)
+    if step is None:  # handle_unknown="ignore": the secret city encodes as zeros
+        model.fit(X, y, X_public=X_public)
+        assert accountant.n_fits == 1
+        return
+    with pytest.raises(ValueError, match="handle_unknown='error'") as caught:
+        model.fit(X, y, X_public=X_public)
+    message = str(caught.value)
+    assert name in message and step in message and "PublicPreprocessor" in message
+    assert ("use_encoded_value" if "Ordinal" in step else "handle_unknown='ignore' or 'infrequent_if_exist'") in message
+    assert SECRET not in message
+    assert accountant.n_fits == 0  # refused before any private row was read: nothing to pay
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_fitted_frozen_encoder_is_checked_too(planted, name):
+    X, y, X_public = planted
+    frozen = FrozenEstimator(table_encoder().fit(X_public))
+    with pytest.raises(ValueError, match=r"preprocessor step 'estimator__city' \(OneHotEncoder\)"):
+        make(name, frozen).fit(X, y, X_public=X_public)
+
+
+# ------------------------------------------------------------------ failures and warnings on the private rows
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_failure_on_the_private_rows_names_the_estimator_and_the_fix_and_quotes_nothing(planted, name, error_text):
+    X, y, X_public = planted
+    accountant = RDPAccountant(epsilon=10.0, delta=1e-5)
+    with pytest.raises(ValueError) as caught:
+        make(name, FunctionTransformer(_leaky), accountant=accountant).fit(X, y, X_public=X_public)
+    error = caught.value
+    message = str(error)
+    assert message.startswith(f"{name}: the preprocessor (FunctionTransformer) failed on the private rows")
+    assert "it raised a ValueError" in message and "SimpleImputer" in message and "handle_unknown" in message
+    assert error.__cause__ is None and error.__context__ is None  # the original (which quotes it) is gone
+    assert SECRET not in error_text(error)
+    assert accountant.n_fits == 1  # the failure depends on the private rows: paid for, like the fit
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_non_numeric_private_values_after_the_preprocessor_fail_without_being_quoted(mixed_split, name, error_text):
+    X, y, X_public = mixed_split
+    X, X_public = X[["age", "income"]].astype(object), X_public[["age", "income"]].astype(object)
+    X.loc[3, "income"] = SECRET  # the public column holds numbers only
+    with pytest.raises(ValueError, match=f"{name}: .* failed on the private rows") as caught:
+        make(name, "passthrough").fit(X, y, X_public=X_public)
+    assert SECRET not in error_text(caught.value)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_warnings_on_the_private_rows_keep_their_category_and_lose_their_text(planted, name):
+    X, y, X_public = planted
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.simplefilter("ignore", SeededNoiseWarning)  # the tests' seeds
+        make(name, FunctionTransformer(_warns_with_value)).fit(X, y, X_public=X_public)
+    relevant = [w for w in caught if w.category is RuntimeWarning]
+    assert len(relevant) == 1, [str(w.message) for w in caught]  # once, whatever the number of rows
+    assert "the preprocessor (FunctionTransformer) raised a RuntimeWarning on the private rows" in str(
+        relevant[0].message
+    )
+    assert not any(SECRET in str(w.message) for w in caught)
+
+
+# ------------------------------------------------------------------ what a fit accepts
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("labels", ["one class", "a class without a row"])
+def test_private_rows_need_not_show_every_public_class(three_class_split_small, name, labels):
+    X, y, X_public = three_class_split_small
+    y = np.zeros_like(y) if labels == "one class" else np.where(y == 2, 1, y)
+    model = make(name).fit(X, y, X_public=X_public)
+    assert list(model.classes_) == CLASSES
+    assert model.predict_proba(X_public).shape == (len(X_public), 3)
+    assert set(model.predict(X_public)) <= set(CLASSES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("value", [1e39, 1e300, -1e300])
+def test_extreme_private_values_are_accepted(three_class_split_small, name, value):
+    X, y, X_public = three_class_split_small
+    X = X.copy()
+    X[0, 0], X[1] = value, value  # one feature, and a whole row
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning either
+        warnings.simplefilter("ignore", SeededNoiseWarning)  # the tests' seeds
+        model = make(name, **({"preprocessor": "passthrough"} if name == "CellCountClassifier" else {}))
+        model.fit(X, y, X_public=X_public)
+        proba = model.predict_proba(X[:3])
+    assert np.isfinite(proba).all() and np.allclose(proba.sum(axis=1), 1.0)
+
+
+def test_forests_put_values_beyond_float32_where_the_end_of_its_range_goes():
+    rng = np.random.default_rng(0)
+    Z_public = rng.normal(size=(300, 3))
+    forest = RandomForestRegressor(5, min_samples_leaf=5, random_state=0).fit(Z_public, Z_public[:, 0])
+    rows = np.array([[1e39, 0.0, -1e300], [np.inf, 0.5, -np.inf], [1e6, 0.0, -1e6], [1e6, 0.5, -1e6]])
+    # 1e6 is beyond every public value, so above (or below) every threshold: the same leaves, found independently.
+    np.testing.assert_array_equal(forest.apply(within_float32(rows[:2])), forest.apply(rows[2:]))
+    assert within_float32(rows).max() == FLOAT32_MAX and np.isnan(within_float32([[np.nan]])).all()
+
+
+def test_norms_of_huge_rows_do_not_overflow():
+    Z = np.array([[1e300, 1e300], [3.0, 4.0], [0.0, 0.0]])
+    np.testing.assert_allclose(row_norms(Z), [np.sqrt(2) * 1e300, 5.0, 0.0])
+    import scipy.sparse as sp
+
+    np.testing.assert_allclose(row_norms(sp.csr_matrix(Z)), row_norms(Z))
+    np.testing.assert_allclose(np.linalg.norm(in_unit_ball(Z, 2.0), axis=1), [1.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_sparse_preprocessor_output_is_accepted(mixed_split, name):
+    X, y, X_public = mixed_split
+    sparse = table_encoder(handle_unknown="ignore").set_params(sparse_threshold=1.0)
+    assert hasattr(sparse.fit_transform(X_public), "tocsr")  # the preprocessor does output a sparse matrix
+    model = make(name, sparse).fit(X, y, X_public=X_public)
+    np.testing.assert_allclose(model.export_model().predict_proba(X), model.predict_proba(X))
+    assert model.score(X, y) > 0.5  # three classes: above chance
+    if name == "NoisyGDClassifier":  # the same steps as on the dense output (k-means and trees split sparse rows
+        # by other code paths, so their partitions differ)
+        dense = make(name, table_encoder(handle_unknown="ignore", sparse_output=False)).fit(X, y, X_public=X_public)
+        np.testing.assert_allclose(model.coef_, dense.coef_, rtol=1e-9, atol=1e-9)
+
+
+def test_an_error_about_the_public_rows_names_both_ways_of_passing_them(mixed_split):
+    X, y, X_public = mixed_split
+    X, X_public = X[["age", "income"]], X_public[["age", "income"]].copy()
+    X_public.iloc[0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"the public rows \(X_public, or the rows of X labeled -1\)"):
+        NoisyGDClassifier(classes=CLASSES, preprocessor="passthrough").fit(X, y, X_public=X_public)
+
+
+def test_a_pool_part_of_the_refit_is_checked_before_the_budget_is_charged(planted):
+    X, y, X_public = planted
+    accountant = RDPAccountant(epsilon=10.0, delta=1e-5)
+    model = make("LeafRefitClassifier", PublicPreprocessor(), accountant=accountant)
+    model.set_params(pate__preprocessor=table_encoder())
+    with pytest.raises(ValueError, match=r"LeafRefitClassifier: pate__preprocessor step 'city' \(OneHotEncoder\)"):
+        model.fit(X, y, X_public=X_public)
+    assert accountant.n_fits == 0
