@@ -15,6 +15,7 @@ Run: ``python examples/plots.py [--out plots/]``
 
 import argparse
 import pathlib
+import warnings
 
 import matplotlib
 
@@ -28,13 +29,16 @@ from sklearn.model_selection import GridSearchCV  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
-from skpate import ConfidentGNMax, GNMax, PATEClassifier  # noqa: E402
+from skpate import ConfidentGNMax, GNMax, PATEClassifier, SeededNoiseWarning  # noqa: E402
 from skpate.plotting import (  # noqa: E402
     CumulativeEpsilonDisplay,
     PrivacyUtilityDisplay,
     TeacherCountDisplay,
     VoteGapDisplay,
 )
+
+# A reproducible demo: seeded on purpose. A release is fitted with random_state=None (docs/guarantees.md).
+warnings.filterwarnings("ignore", category=SeededNoiseWarning)
 
 parser = argparse.ArgumentParser(description="Save the skpate plots as PNGs.")
 parser.add_argument("--out", default="plots")

@@ -7,7 +7,7 @@ that use the public pool without teachers or after them
 """
 
 from .classifier import PrivateClassifier
-from .exceptions import PrivacyLeakWarning
+from .exceptions import PrivacyLeakWarning, SeededNoiseWarning
 from .pate import (
     NZC,
     ConfidentGNMax,
@@ -20,7 +20,7 @@ from .pate import (
     teachers_for_budget,
 )
 from .pool import CellCountClassifier, LeafRefitClassifier, NoisyCountModel, NoisyGDClassifier
-from .privacy import BudgetExceededError, PrivacyReport, RDPAccountant, analyze
+from .privacy import BudgetExceededError, PrivacyLedger, PrivacyReport, RDPAccountant, analyze
 from .recipes import TabularPATEClassifier, make_tabular_pate, make_tabular_refit
 from .selection import PrivateModelSelection, grid_candidates, sampled_candidates
 
@@ -44,7 +44,9 @@ __all__ = [
     "PrivateClassifier",
     "PrivateModelSelection",
     "PrivacyReport",
+    "PrivacyLedger",
     "RDPAccountant",
+    "SeededNoiseWarning",
     "TabularPATEClassifier",
     "analyze",
     "grid_candidates",

@@ -109,8 +109,9 @@ def _analyze(args):
 def _show(ledger):
     """A budget's state and every charge, one per line."""
     print(
-        f"{ledger.dataset}: budget epsilon {ledger.epsilon:g} at delta {ledger.delta:g}; spent {ledger.spent_epsilon:.4g}, "
-        f"left {ledger.remaining_epsilon:.4g}; filters in force: {', '.join(ledger.filters) or 'none'}"
+        f"{ledger.dataset}: budget epsilon {ledger.epsilon:g} at delta {ledger.delta:g}; "
+        f"spent {ledger.spent_epsilon:.4g}, left {ledger.remaining_epsilon:.4g}; "
+        f"filters in force: {', '.join(ledger.filters) or 'none'}"
     )
     for entry in ledger.history():
         print(

@@ -219,23 +219,11 @@ def _fails(name, configuration):
     return expected
 
 
-#: The PATE fits whose error keeps the original (which quotes the value) as ``__context__`` and ``estimator_error``:
-#: skpate/pate/_teachers.py raises ``from None`` inside the ``except`` block. Owned by PATE's maintainers.
-TEACHER_ERRORS = {
-    (name, configuration)
-    for name in PATE
-    for configuration in ("a string in a numeric column", "a step that quotes what it cannot handle")
-}
-
-
 @pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
 @pytest.mark.parametrize("name", ESTIMATORS)
 def test_no_private_value_reaches_an_error_a_warning_a_log_or_the_output(
     planted, name, configuration, capsys, caplog, error_text, request
 ):
-    if (name, configuration) in TEACHER_ERRORS:
-        reason = "PATE's teacher error keeps the original (it quotes the value) as __context__ and estimator_error"
-        request.applymarker(pytest.mark.xfail(reason=reason, strict=False))
     make_preprocessor, change, _ = CONFIGURATIONS[configuration]
     X, y, X_public = _rows(planted, change)
     params = {"classes": None} if change == "label, no classes" else {}

@@ -135,13 +135,16 @@ def _fit_and_vote(estimators, partitions, X, y, X_query, classes, X_unlabeled=No
         if X_unlabeled is not None:
             X_fit = _stack_rows(X_fit, X_unlabeled)
             y_fit = np.concatenate([y_part.astype(label_dtype(classes)), np.full(_num_samples(X_unlabeled), -1)])
+        failed = None
         try:
             estimator.fit(X_fit, y_fit)
         except InvalidParameterError:  # the estimator's own parameters: its message holds no data
             raise
         except (ValueError, LookupError) as exc:  # its message may quote private data (a KeyError: the key)
             # A TypeError passes: it names types (scikit-learn's check_dtype_object expects it as is).
-            raise _teacher_error(exc, X, X_unlabeled) from None
+            failed = type(exc)
+        if failed is not None:  # raised outside the except block: the original is not even its __context__
+            raise _teacher_error(failed, X, X_unlabeled)
     return estimators, _vote(estimators, X_query, classes)
 
 
@@ -197,11 +200,11 @@ def schema_hint(X):
     )
 
 
-def _teacher_error(exc, X_private, X_unlabeled=None):
-    """The ValueError to raise when a teacher cannot be fit: what may be wrong and the fix, quoting no private value.
+def _teacher_error(kind, X_private, X_unlabeled=None):
+    """The ValueError to raise when a teacher of error type ``kind`` cannot be fit: the fix, quoting nothing private.
 
-    Neither the estimator's message nor its traceback is shown or chained: it may quote a private label or
-    category. The original exception stays on the new one as ``estimator_error``, for whoever asks for it.
+    Neither the estimator's message nor its traceback is shown, chained or kept: it may quote a private label or
+    category. To see it, fit the estimator on the private rows yourself, where they are yours to see.
     The hints come from the schema, from all the private rows (never one partition: its size and classes are
     private) and from the public rows.
     """
@@ -227,13 +230,11 @@ def _teacher_error(exc, X_private, X_unlabeled=None):
         "If its partition is too small or misses classes: give every teacher more rows (lower n_teachers) or use an "
         "estimator that handles small partitions and missing classes (e.g. a decision tree or random forest)."
     ]
-    error = ValueError(
-        f"a teacher could not be fit on its partition of the private rows (the estimator raised a "
-        f"{type(exc).__name__}; its message is not shown, as it may quote private data: it is the error's "
-        f"estimator_error attribute). {' '.join(causes)}"
+    return ValueError(
+        f"a teacher could not be fit on its partition of the private rows (the estimator raised a {kind.__name__}; "
+        "its message is not shown, as it may quote private data: fit the estimator on the private rows yourself to "
+        f"see it). {' '.join(causes)}"
     )
-    error.estimator_error = exc
-    return error
 
 
 def _fingerprint(data):

@@ -576,7 +576,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
                 # No count: with groups, the number of rows is private (a group may be added or removed).
                 raise ValueError("groups must have one entry per row of X (private and public), got another length.")
             groups = groups[~public_rows(y, self.classes)]
-        classes = check_classes(self.classes, y_private, "PATEClassifier", stacklevel=4)
+        classes = check_classes(self.classes, y_private, "PATEClassifier", stacklevel=5)  # past the noise scope
         check_delta_for_rows(self, y_private.shape[0])
         n_teachers = self.resolve_n_teachers(classes.size)
         if self._reuses_teachers(n_teachers):
