@@ -3,7 +3,7 @@
 PATE (:class:`PATEClassifier`, :class:`TabularPATEClassifier`) and the learners
 that use the public pool without teachers or after them
 (:class:`LeafRefitClassifier`, :class:`CellCountClassifier`,
-:class:`NoisyGDClassifier`) keep one contract (:mod:`skpate.base`).
+:class:`NoisyGDClassifier`, :class:`NoisyBoostingClassifier`) keep one contract (:mod:`skpate.base`).
 """
 
 from .classifier import PrivateClassifier
@@ -19,7 +19,7 @@ from .pate import (
     Plurality,
     teachers_for_budget,
 )
-from .pool import CellCountClassifier, LeafRefitClassifier, NoisyCountModel, NoisyGDClassifier
+from .pool import CellCountClassifier, LeafRefitClassifier, NoisyBoostingClassifier, NoisyCountModel, NoisyGDClassifier
 from .privacy import BudgetExceededError, PrivacyLedger, PrivacyReport, RDPAccountant, analyze
 from .recipes import TabularPATEClassifier, make_tabular_pate, make_tabular_refit
 from .selection import PrivateModelSelection, grid_candidates, sampled_candidates
@@ -36,6 +36,7 @@ __all__ = [
     "InteractiveGNMax",
     "LeafRefitClassifier",
     "LNMax",
+    "NoisyBoostingClassifier",
     "NoisyCountModel",
     "NoisyGDClassifier",
     "PATEClassifier",

@@ -10,6 +10,7 @@ import warnings
 from contextlib import contextmanager
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
@@ -437,7 +438,7 @@ def _reemit_sanitized(caught, name, what, stacklevel):
             warnings.warn(text, UserWarning, stacklevel=stacklevel + 1)
 
 
-def check_handles_unknown(transformer, name, param="preprocessor"):
+def check_handles_unknown(transformer, name, param="preprocessor", fitted_on="public"):
     """Refuse a transformer with a step that raises on an unknown category: decided from its parameters alone.
 
     A step fitted on public rows with ``handle_unknown="error"`` (scikit-learn's default for ``OneHotEncoder``
@@ -453,6 +454,9 @@ def check_handles_unknown(transformer, name, param="preprocessor"):
         The estimator, for the message.
     param : str, default="preprocessor"
         The parameter that holds ``transformer``.
+    fitted_on : {"public", "private"}, default="public"
+        Where its steps are fitted: on the public rows (a preprocessor), or on partitions of the private rows
+        (PATE's teachers, which then fail on a public row whose category their partition never showed).
 
     Raises
     ------
@@ -471,10 +475,19 @@ def check_handles_unknown(transformer, name, param="preprocessor"):
         else:
             fix = "handle_unknown='ignore' or 'infrequent_if_exist'"
         key = f"{param}__{path}__handle_unknown" if path else f"{param}__handle_unknown"
+        if fitted_on == "private":
+            why = (
+                "fitted on a teacher's partition of the private rows, it would fail on a public row whose category "
+                "that partition never showed, so whether the fit fails would depend on the private rows"
+            )
+        else:
+            why = (
+                "fitted on the public rows, it would fail on the first private category they never showed, and its "
+                "error would quote that category"
+            )
         raise ValueError(
-            f"{name}: {where} ({type(step).__name__}) has handle_unknown='error': fitted on the public rows, it "
-            "would fail on the first private category they never showed, and its error would quote that category. "
-            f"Set {fix} on it (set_params({key}=...)), or use skpate.preprocessing.PublicPreprocessor."
+            f"{name}: {where} ({type(step).__name__}) has handle_unknown='error': {why}. Set {fix} on it "
+            f"(set_params({key}=...)), or use skpate.preprocessing.PublicPreprocessor."
         )
 
 
@@ -520,3 +533,52 @@ class EpsilonRange(Interval):
             f"a float in (0, {MAX_EPSILON:g}] (beyond it calibrated noise falls below floating-point rounding and no "
             "finite epsilon holds; for a non-private reference, fit the same model without skpate)"
         )
+
+
+#: The largest finite float32: scikit-learn's trees compute in float32.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def within_float32(Z):
+    """``Z`` as float64 with every value beyond float32's finite range set to that range's end (NaN stays NaN).
+
+    scikit-learn's trees convert their input to float32 and refuse what overflows it (a value of 1e39, or
+    infinity), a refusal that would depend on one private row. Every split threshold lies between two float32
+    values of the rows the tree was grown on, so a value beyond the range and the range's end fall on the same
+    side of every split: the leaves are unchanged.
+    """
+    if sp.issparse(Z):
+        Z = sp.csr_matrix(Z, dtype=np.float64, copy=True)
+        np.clip(Z.data, -FLOAT32_MAX, FLOAT32_MAX, out=Z.data)
+        return Z
+    return np.clip(np.asarray(Z, dtype=np.float64), -FLOAT32_MAX, FLOAT32_MAX)
+
+
+def numbers_within_float32(X):
+    """The finite floating-point numbers of ``X`` beyond float32's range set to its ends; the rest as it is.
+
+    For estimators whose inner models are the user's (PATE's teachers): a 1e39 is a number, and a tree teacher
+    would refuse it, a refusal that would depend on one private row (:func:`within_float32`). Infinity and NaN
+    stay: they are not numbers a model can take, and the estimator's checks name them (and where they are).
+    Arrays, a DataFrame's float columns and sparse matrices; other columns and types as they are.
+    """
+
+    def clip(values):
+        return np.where(np.abs(values) > FLOAT32_MAX, np.sign(values) * FLOAT32_MAX, values)
+
+    if sp.issparse(X):
+        if X.dtype.kind != "f":
+            return X
+        X = X.copy()
+        X.data = np.where(np.isfinite(X.data), clip(X.data), X.data)
+        return X
+    if hasattr(X, "select_dtypes"):
+        columns = X.select_dtypes(include="floating").columns
+        if len(columns):
+            X = X.copy()
+            values = X[columns].to_numpy(dtype=float)
+            X[columns] = np.where(np.isfinite(values), clip(values), values)
+        return X
+    if getattr(X, "dtype", None) is None or X.dtype.kind != "f":
+        return X
+    return np.where(np.isfinite(X), clip(X), X)

@@ -12,6 +12,7 @@ in ``docs/benchmarks/adult.md``.
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.pipeline import make_pipeline
@@ -52,10 +53,15 @@ def _unencoded_columns(X_public):
             except (TypeError, ValueError):
                 names.append(name)
         return f"X has non-numeric columns {names}" if names else ""
-    try:
-        np.asarray(X_public, dtype=float)
-    except (TypeError, ValueError):
-        return f"X has non-numeric values (dtype {np.asarray(X_public).dtype})"
+    if sp.issparse(X_public):  # numbers by construction
+        return ""
+    values = np.asarray(X_public)
+    # Strings only: other objects (a dict, say) are left to the forests' own TypeError, which names them.
+    if values.dtype.kind in "US" or (values.dtype.kind == "O" and any(isinstance(v, str) for v in values.ravel())):
+        try:
+            values.astype(float)
+        except (TypeError, ValueError):
+            return f"X has non-numeric values (dtype {values.dtype})"
     return ""
 
 

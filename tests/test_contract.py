@@ -20,6 +20,7 @@ from skpate import (
     BudgetExceededError,
     CellCountClassifier,
     LeafRefitClassifier,
+    NoisyBoostingClassifier,
     NoisyGDClassifier,
     PATEClassifier,
     PrivacyLedger,
@@ -48,6 +49,7 @@ ESTIMATORS = {
     "LeafRefitClassifier": lambda **p: LeafRefitClassifier(_pate(random_state=0), n_estimators=5, **p),
     "CellCountClassifier": lambda **p: CellCountClassifier(n_cells=20, n_partitions=3, **p),
     "NoisyGDClassifier": lambda **p: NoisyGDClassifier(**p),
+    "NoisyBoostingClassifier": lambda **p: NoisyBoostingClassifier(**p),
     "PrivateModelSelection": lambda **p: PrivateModelSelection(
         [("linear", NoisyGDClassifier()), ("cells", CellCountClassifier(n_cells=20, n_partitions=3))], **p
     ),

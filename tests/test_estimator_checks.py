@@ -23,6 +23,7 @@ from skpate import (
     GaussianHistogram,
     GNMax,
     LeafRefitClassifier,
+    NoisyBoostingClassifier,
     NoisyGDClassifier,
     PATEClassifier,
     PrivateClassifier,
@@ -70,6 +71,10 @@ class _NoisyGDRowsAsPublicPool(_ClassesAndPoolFromCheck, NoisyGDClassifier):
     pass
 
 
+class _BoostingRowsAsPublicPool(_ClassesAndPoolFromCheck, NoisyBoostingClassifier):
+    pass
+
+
 class _SelectionRowsAsPublicPool(_ClassesAndPoolFromCheck, PrivateModelSelection):
     pass
 
@@ -104,6 +109,7 @@ ESTIMATORS = [
     _TabularRowsAsPublicPool(epsilon=1000.0, n_teachers=2, n_rounds=1, random_state=0),
     _CellsRowsAsPublicPool(epsilon=1000.0, n_cells=3, n_partitions=3, random_state=0),
     _NoisyGDRowsAsPublicPool(epsilon=1000.0, random_state=0),
+    _BoostingRowsAsPublicPool(epsilon=1000.0, random_state=0),
     _SelectionRowsAsPublicPool(
         [("linear", NoisyGDClassifier()), ("cells", CellCountClassifier(n_cells=3, n_partitions=3))],
         epsilon=1000.0,

@@ -16,11 +16,13 @@ from .._validation import (
     EpsilonRange,
     check_classes,
     check_delta_for_rows,
+    check_handles_unknown,
     check_noise_generator,
     check_rows,
     final_step,
     is_semi_supervised,
     label_dtype,
+    numbers_within_float32,
     public_rows,
     split_private_public,
 )
@@ -174,7 +176,11 @@ def _is_classifier(estimator):
 
 
 def _check_classifiers(estimator, student):
-    """Refuse a teacher or student that is not a classifier: from the parameters, before any row is read."""
+    """Refuse a teacher or student that is not a classifier, or teachers whose encoders raise on unknown categories.
+
+    From the parameters, before any row is read.
+    """
+    check_handles_unknown(estimator, "PATEClassifier", param="estimator", fitted_on="private")
     if not _is_classifier(estimator):
         raise ValueError(
             f"estimator must be a classifier (sklearn.base.is_classifier, or a pipeline ending in one), got "
@@ -419,6 +425,14 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
     published with the pipeline and is not covered by the guarantee: put the
     preprocessing inside ``estimator`` and ``student`` instead.
 
+    Finite numbers beyond float32's range (a 1e39) are set to its ends before
+    the teachers see them: scikit-learn's trees compute in float32 and would
+    refuse them, a refusal that would depend on one private row; no tree can
+    tell the two apart. Teachers whose encoders raise on an unknown category
+    (``handle_unknown="error"``) are refused from their parameters: fitted on
+    a partition, they would fail on a public row whose category it never
+    showed.
+
     The guarantee is per record under replacement of one record, or per group
     when ``groups`` is given: adding or removing one whole group, or changing
     any of its rows. Replacing one group by another (a different label) may
@@ -568,7 +582,9 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
 
     def _validate_inputs(self, X, y, X_public, groups):
         _check_classifiers(self.estimator, self.student)  # the parameters only: before any row is read
-        X = check_rows(X)
+        # Floats beyond float32's range are set to its ends: tree teachers would refuse them (numbers_within_float32).
+        X = numbers_within_float32(check_rows(X))
+        X_public = None if X_public is None else numbers_within_float32(check_rows(X_public))
         X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, "PATEClassifier")
         if groups is not None:
             groups = column_or_1d(groups)

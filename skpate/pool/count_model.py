@@ -9,31 +9,15 @@ partitions and their noisy tables, and nothing else.
 import copy
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_rows
+from .._validation import check_rows, within_float32
 from ..base import PublishedModelMixin
 
-__all__ = ["NoisyCountModel", "noisy_counts", "within_float32"]
+__all__ = ["NoisyCountModel", "noisy_counts"]
 
 #: The largest finite float32: scikit-learn's trees compare float32 values.
-FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-
-def within_float32(Z):
-    """``Z`` as float64 with every value beyond float32's finite range set to that range's end (NaN stays NaN).
-
-    scikit-learn's trees convert their input to float32 and refuse what overflows it (a value of 1e39, or
-    infinity). Every split threshold lies between two float32 values of the rows the tree was grown on, so a
-    value beyond the range and the range's end fall on the same side of every split: the leaves are unchanged.
-    """
-    if sp.issparse(Z):
-        Z = sp.csr_matrix(Z, dtype=np.float64, copy=True)
-        np.clip(Z.data, -FLOAT32_MAX, FLOAT32_MAX, out=Z.data)
-        return Z
-    return np.clip(np.asarray(Z, dtype=np.float64), -FLOAT32_MAX, FLOAT32_MAX)
 
 
 def _cells(partition, Z):

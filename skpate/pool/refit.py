@@ -22,11 +22,11 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval
 
-from .._validation import check_handles_unknown, on_private_rows
+from .._validation import check_handles_unknown, on_private_rows, within_float32
 from ..privacy import Cost
 from ..privacy.calibration import budget_cost, count_sigma, gaussian_share_epsilon
 from ._base import BasePoolClassifier, public_features, public_matrix
-from .count_model import NoisyCountModel, PublishesCountsMixin, noisy_counts, within_float32
+from .count_model import NoisyCountModel, PublishesCountsMixin, noisy_counts
 
 __all__ = ["LeafRefitClassifier", "largest_leaf"]
 

@@ -18,11 +18,12 @@ from .._validation import check_positive_int
 from .cost import Cost
 from .gdp import gdp_epsilon, gdp_mu
 from .rdp import check_delta
-from .sensitivity import clipped_sum_sensitivity, count_sensitivity, count_tables_sensitivity
+from .sensitivity import binned_sum_sensitivity, clipped_sum_sensitivity, count_sensitivity, count_tables_sensitivity
 from .smooth import default_parameters
 
 __all__ = [
     "COUNT_SHARE",
+    "binned_sum_sigma",
     "budget_cost",
     "count_sigma",
     "gaussian_budget",
@@ -191,3 +192,13 @@ def gaussian_budget(epsilon, delta, fixed=Cost()):
         fits = (Cost(mu_squared=middle) + fixed).epsilon(delta)[0] <= epsilon
         low, high = (middle, high) if fits else (low, middle)
     return low
+
+
+def binned_sum_sigma(clip, n_rounds, mu):
+    """Noise of every entry of each round's per-bin clipped sums so that ``n_rounds`` rounds are ``mu``-GDP.
+
+    Each round's table has L2 sensitivity :func:`~skpate.privacy.sensitivity.binned_sum_sensitivity` ``D``
+    (replace-one); ``n_rounds`` Gaussian releases at ``sigma``, each round's bins and clipped vectors chosen from
+    public rows and the earlier releases, compose to ``D sqrt(n_rounds) / sigma``-GDP ([DRS22] Thm. 2.7, Cor. 3.3).
+    """
+    return gaussian_sigma(binned_sum_sensitivity(clip) * np.sqrt(n_rounds), mu)

@@ -22,6 +22,7 @@ import numpy as np
 
 __all__ = [
     "NEIGHBORING",
+    "binned_sum_sensitivity",
     "check_neighboring",
     "clipped_sum_sensitivity",
     "count_sensitivity",
@@ -90,3 +91,28 @@ def count_sensitivity(neighboring="add-remove"):
     replacing it leaves the count unchanged, so it is public.
     """
     return 1.0 if check_neighboring(neighboring) == "add-remove" else 0.0
+
+
+def binned_sum_sensitivity(clip, neighboring="replace-one"):
+    """L2 sensitivity of a table of per-bin sums of per-row vectors clipped to L2 norm ``clip``, bins fixed without
+    the private rows: one round of a boosted additive model (the bins of one feature cut at public values).
+
+    Proof: the bins are a function of public rows and earlier releases, so each private row falls in exactly one
+    bin, and every other row's vector depends on its own row and the released state only. Replacing the row's
+    vector ``g`` (in bin ``a``) by ``g'`` (in bin ``b``) moves rows ``a`` and ``b`` of the table only: if
+    ``a == b``, row ``a`` moves by ``g' - g``, of norm at most ``||g'|| + ||g|| <= 2 clip`` (attained by the same
+    features relabelled, ``g' = -g``); if ``a != b``, row ``a`` moves by ``-g`` and row ``b`` by ``g'``, together
+    ``sqrt(||g||^2 + ||g'||^2) <= sqrt(2) clip``. The larger is ``2 clip``: binning adds nothing to the sensitivity
+    of one clipped sum (:func:`clipped_sum_sensitivity`). Adding or removing the row moves one bin by at most
+    ``clip``.
+
+    Parameters
+    ----------
+    clip : float or array-like of float
+    neighboring : {"replace-one", "add-remove"}, default="replace-one"
+
+    Returns
+    -------
+    sensitivity : float or ndarray
+    """
+    return clipped_sum_sensitivity(clip, neighboring)

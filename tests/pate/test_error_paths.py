@@ -153,13 +153,14 @@ def test_nan_in_the_private_rows_names_them_and_the_column(three_class_split_sma
     assert "public" not in str(error.value)
     with pytest.raises(ValueError, match=r"private rows hold NaN or infinity in columns \[4\]") as error:
         pate().fit(with_value(X, 7, 4, -np.inf), y, X_public=X_pub)  # trees take NaN, not infinity
+    pate().fit(with_value(X, 7, 4, -1e39), y, X_public=X_pub)  # a number beyond float32 is set to its end
 
 
 def test_nan_in_the_public_rows_names_them_and_the_column(three_class_split_small):
     X, y, X_pub = three_class_split_small
     expected = r"could not label the public rows \(X_public, or rows of X with y == -1\): they hold NaN.* columns \[2\]"
     with pytest.raises(ValueError, match=expected):
-        pate(LogisticRegression(), max_queries=None).fit(X, y, X_public=with_value(X_pub, 3, 2, np.inf))
+        pate(LogisticRegression(), max_queries=None).fit(X, y, X_public=with_value(X_pub, 3, 2, np.nan))
     # The same rows as rows of X labeled -1.
     X_all = np.vstack([X, with_value(X_pub, 3, 2, np.nan)])
     y_all = np.concatenate([y, np.full(len(X_pub), -1)])

@@ -16,7 +16,7 @@ from sklearn.pipeline import FeatureUnion, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder, StandardScaler
 
 from skpate import CellCountClassifier, LeafRefitClassifier, NoisyGDClassifier, SeededNoiseWarning
-from skpate.pool.count_model import FLOAT32_MAX, within_float32
+from skpate._validation import FLOAT32_MAX, within_float32
 from skpate.pool.linear import in_unit_ball, row_norms
 from skpate.preprocessing import PublicPreprocessor
 from skpate.privacy import RDPAccountant

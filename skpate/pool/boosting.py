@@ -1,0 +1,452 @@
+"""Private boosting of an additive model: one feature's public bins per round, noisy clipped-gradient sums per bin.
+
+The public pool has no labels, but its features fix the structure for free: each
+round cuts ONE feature at bins of its public values, each bin holding about
+``min_bin_rows`` private rows (estimated from the public rows; the number of
+private rows is public under replacement). The private rows are only touched by
+the release of each round: the sum, per bin, of their softmax gradients, each
+clipped to norm ``clip``, plus Gaussian noise. A bin's value is a Newton step
+whose denominator comes from the public rows (their hessians under the released
+model), shrunk toward 0 against the known noise. Rounds cycle over the features,
+so the model is a sum of per-feature step functions (a GAM): DP-EBM (Nori et al.,
+"Accuracy, Interpretability, and Differential Privacy via Explainable Boosting",
+ICML 2021) with bins from the public pool instead of a private histogram.
+
+Replacing one private row moves one round's table of bin sums by at most
+``2 clip`` in L2 norm (:func:`skpate.privacy.sensitivity.binned_sum_sensitivity`),
+so ``T`` adaptively chosen rounds at noise ``sigma`` are ``2 clip sqrt(T) /
+sigma``-GDP ([DRS22] Thm. 2.7, Cor. 3.3); ``sigma`` is set from the budget before
+the fit.
+"""
+
+import copy
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import log_softmax, softmax
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils import check_array
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+
+from .._validation import check_rows, transform_private
+from ..base import PublishedModelMixin
+from ..preprocessing import PublicPreprocessor
+from ..privacy.calibration import binned_sum_sigma
+from ..privacy.gdp import gdp_mu
+from ._base import BasePoolClassifier, private_matrix, public_matrix
+from .linear import _decision
+
+__all__ = ["AdditiveBinsModel", "NoisyBoostingClassifier", "clipped_bin_sums", "noisy_bin_sums", "public_bin_edges"]
+
+#: Most bins per feature: every bin holds at least ``n_public / MAX_BINS`` public rows.
+MAX_BINS = 256
+#: ``min_bin_rows="auto"`` is ``n_private / AUTO_BINS`` and ``n_rounds="auto"`` is ``ROUNDS_PER_FEATURE`` cycles over
+#: the features: chosen on UCI Adult's evaluation rows (non-private tuning, disclosed; issue 31) and checked on the
+#: development tables of the tabular suite.
+AUTO_BINS, ROUNDS_PER_FEATURE = 64, 3
+
+
+def public_bin_edges(Z_public, min_rows, max_bins=MAX_BINS):
+    """Per column of the public rows, the lower edges of its bins: ``x`` is in bin ``searchsorted(edges, x, "right")``.
+
+    The column's sorted distinct values are grouped from the smallest so that every bin holds at least
+    ``min_rows`` public rows (and at least ``n_public / max_bins``, so at most ``max_bins`` bins); a value is never
+    split between bins, so a frequent value (a category code, a zero) gets a bin of its own and rare ones are
+    merged. Public rows only: free.
+
+    Parameters
+    ----------
+    Z_public : ndarray of shape (n_public, n_features)
+    min_rows : float
+    max_bins : int, default=MAX_BINS
+
+    Returns
+    -------
+    edges : list of ndarray
+        One per column; empty where the column's public values fit in one bin.
+    """
+    min_rows = max(min_rows, Z_public.shape[0] / max_bins, 1.0)
+    edges = []
+    for column in np.asarray(Z_public, dtype=np.float64).T:
+        values, counts = np.unique(column, return_counts=True)
+        seen = np.cumsum(counts)  # public rows up to and including each value
+        cuts, start = [], 0
+        while True:
+            last = np.searchsorted(seen, start + min_rows)  # the value at which the bin reaches min_rows
+            if last >= values.size - 1 or seen[-1] - seen[last] < min_rows:
+                break  # what is left joins this bin
+            cuts.append(values[last + 1])
+            start = seen[last]
+        edges.append(np.asarray(cuts, dtype=np.float64))
+    return edges
+
+
+def clipped_bin_sums(bins, codes, proba, clip, n_bins):
+    """Per bin, the sum of the rows' softmax gradients ``e_y - p``, each clipped to L2 norm ``clip``.
+
+    Parameters
+    ----------
+    bins : ndarray of int, shape (n_rows,)
+        Each row's bin, in ``[0, n_bins)``.
+    codes : ndarray of int, shape (n_rows,)
+        Each row's class index.
+    proba : ndarray of shape (n_rows, n_classes)
+        The released model's probabilities of the rows.
+    clip : float
+    n_bins : int
+
+    Returns
+    -------
+    sums : ndarray of shape (n_bins, n_classes)
+    """
+    gradients = -np.asarray(proba, dtype=np.float64)
+    gradients[np.arange(codes.size), codes] += 1.0
+    norms = np.linalg.norm(gradients, axis=1)
+    gradients *= np.minimum(1.0, clip / np.maximum(norms, np.finfo(float).tiny))[:, None]
+    return np.stack([np.bincount(bins, weights=g, minlength=n_bins) for g in gradients.T], axis=1)
+
+
+def noisy_bin_sums(bins, codes, proba, clip, n_bins, sigma, rng):
+    """One round's release: :func:`clipped_bin_sums` plus ``N(0, sigma^2)`` on every entry, every bin.
+
+    The result is projected on the sum-zero subspace (the gradients sum to zero over the classes, the noise does
+    not): post-processing, it removes noise at no cost.
+    """
+    sums = clipped_bin_sums(bins, codes, proba, clip, n_bins) + rng.normal(0.0, sigma, (n_bins, proba.shape[1]))
+    return sums - sums.mean(axis=1, keepdims=True)
+
+
+def _bin_values(sums, hessians, sigma, learning_rate, prior_std):
+    """Shrunk Newton steps: the posterior mean of ``v`` given ``sums ~ N(H v, noise)``, ``v ~ N(0, prior_std^2)``.
+
+    ``(K - 1) / K`` is the multi-class Newton factor (Friedman 2001), also the variance of a projected noise entry
+    in units of ``sigma^2``. A floor of 1 on the public hessians keeps an almost empty bin's step bounded.
+    """
+    share = (sums.shape[1] - 1) / sums.shape[1]
+    hessians = np.maximum(hessians, 1.0)
+    return learning_rate * share * sums * hessians / (hessians**2 + share * (sigma / prior_std) ** 2)
+
+
+def _dense(Z):
+    return Z.toarray() if sp.issparse(Z) else np.asarray(Z)
+
+
+class NoisyBoostingClassifier(BasePoolClassifier):
+    """Private boosted additive model: each round, one feature's public bins get noisy clipped-gradient leaf values.
+
+    No teachers. The public rows (features only) fit ``preprocessor`` and cut
+    every feature into bins of its public values, each bin holding about
+    ``min_bin_rows`` private rows (``min_bin_rows * n_public / n_private``
+    public rows; at most 256 bins), all free. From the logits ``F = 0``, each
+    of ``n_rounds`` rounds takes the next feature of a random cycle over the
+    features that have at least two bins, and:
+
+    1. every private row computes its softmax gradient ``e_y - softmax(F(x))``,
+       clipped to L2 norm ``clip``;
+    2. the per-bin sums of these gradients are released with
+       ``N(0, sigma^2)`` on every entry (and projected on the sum-zero
+       subspace, post-processing);
+    3. each bin's value is ``learning_rate`` times a Newton step whose
+       denominator ``H`` is the public rows' hessians ``p (1 - p)`` in the bin
+       times ``n_private / n_public`` (free), shrunk toward 0 as the posterior
+       mean under a ``N(0, prior_std^2)`` prior; it is added to ``F``.
+
+    Privacy (replace-one): the bins and the order of the features come from
+    the public rows and the random state alone, so a replaced row leaves one
+    bin of the round and its replacement enters one. In the same bin the sum
+    moves by ``g' - g``, at most ``2 clip``; in two bins, the two sums move by
+    ``g`` and ``g'``, together at most ``sqrt(2) clip``
+    (:func:`skpate.privacy.sensitivity.binned_sum_sensitivity`). Every other
+    row's gradient depends on its own row and the earlier releases only, and
+    the denominators on the public rows and the releases. So each round is
+    ``2 clip / sigma``-GDP, the ``n_rounds`` rounds compose to
+    ``2 clip sqrt(n_rounds) / sigma``-GDP ([DRS22] Thm. 2.7, Cor. 3.3), and
+    ``sigma = 2 clip sqrt(n_rounds) / mu`` with ``mu`` the Gaussian-DP
+    parameter of the budget ``(epsilon, delta)``: ``privacy_spent_`` is the
+    budget, fixed before the fit. The number of private rows, used for the
+    bins and the denominators, is public under replacement.
+
+    Parameters
+    ----------
+    epsilon : float > 0, default=1.0
+        The budget, fixed before the fit.
+    delta : float in (0, 1), default=1e-5
+    classes : array-like, default=None
+        The public label set. None takes it from the private labels with a
+        :class:`~skpate.PrivacyLeakWarning` (the label set is then published).
+    preprocessor : "auto", "passthrough" or transformer, default="auto"
+        Maps rows to the numeric features that are binned; fitted on the
+        public rows only. ``"auto"``:
+        :class:`~skpate.preprocessing.PublicPreprocessor` with
+        ``encoding="ordinal"`` (one column of codes per categorical column,
+        missing values imputed or a category of their own, numbers clipped to
+        the public range), for numpy arrays and mixed DataFrames. Its output
+        must be finite on the public rows; a step with
+        ``handle_unknown="error"`` is refused before the fit, and a failure on
+        the private rows (a missing value with ``"passthrough"``, say) is a
+        ``ValueError`` that quotes none.
+    n_rounds : int >= 1 or "auto", default="auto"
+        Boosting rounds; the noise of each grows as ``sqrt(n_rounds)``.
+        ``"auto"``: 3 cycles over the features that have at least two bins.
+    min_bin_rows : float > 0 or "auto", default="auto"
+        Private rows a bin should hold, at least, estimated from the public
+        rows. ``"auto"``: ``n_private / 64``.
+    clip : float > 0, default=0.5
+        Bound on the L2 norm of each private row's gradient (at most
+        ``sqrt(2)`` unclipped).
+    learning_rate : float > 0, default=0.8
+    prior_std : float > 0, default=0.5
+        Standard deviation of the Gaussian prior of a bin's value, toward
+        which the noisy Newton steps are shrunk (``np.inf``: no shrinkage).
+    accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
+        Budget shared across fits: the fit reserves ``epsilon`` with it before
+        reading a private row, and is refused if it does not fit.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the order of the features and the noise. None (default) draws
+        from OS entropy; a seed makes the noise reproducible by anyone who
+        knows it (:class:`~skpate.SeededNoiseWarning`).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    preprocessor_ : transformer or None
+        Fitted on the public rows.
+    min_bin_rows_ : float
+    bin_edges_ : list of ndarray
+        Per feature (after the preprocessor), the lower edges of its bins, from the public rows.
+    n_rounds_ : int
+    round_features_ : ndarray of int, shape (n_rounds_,)
+        The feature each round bins.
+    sigma_ : float
+        Noise of every entry of every round's bin sums.
+    model_ : AdditiveBinsModel
+        The publishable model (see :meth:`export_model`).
+    privacy_spent_ : tuple of (float, float)
+    privacy_report_ : skpate.PrivacyReport
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpate import NoisyBoostingClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-2, 2, size=(6000, 4)); y = (np.sin(2 * X[:, 0]) + X[:, 1] ** 2 > 1).astype(int)
+    >>> boost = NoisyBoostingClassifier(epsilon=1.0, classes=[0, 1])  # random_state=None: secret noise
+    >>> boost.fit(X[:4000], y[:4000], X_public=X[4000:5000]).score(X[5000:], y[5000:]) > 0.8  # private, public, new
+    True
+    >>> boost.privacy_spent_
+    (1.0, 1e-05)
+    >>> model = boost.export_model()  # public bins and noisy bin values: publish it with privacy_spent_
+    >>> bool((model.predict(X[5000:]) == boost.predict(X[5000:])).all())
+    True
+    """
+
+    _parameter_constraints = {
+        **BasePoolClassifier._parameter_constraints,
+        "preprocessor": [StrOptions({"auto", "passthrough"}), HasMethods(["fit", "transform"])],
+        "n_rounds": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "min_bin_rows": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "clip": [Interval(numbers.Real, 0, None, closed="neither")],
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+        "prior_std": [Interval(numbers.Real, 0, None, closed="neither")],
+    }
+
+    def __init__(
+        self, *, epsilon=1.0, delta=1e-5, classes=None, preprocessor="auto", n_rounds="auto", min_bin_rows="auto",
+        clip=0.5, learning_rate=0.8, prior_std=0.5, accountant=None, random_state=None,
+    ):  # fmt: skip
+        self.epsilon = epsilon
+        self.delta = delta
+        self.classes = classes
+        self.preprocessor = preprocessor
+        self.n_rounds = n_rounds
+        self.min_bin_rows = min_bin_rows
+        self.clip = clip
+        self.learning_rate = learning_rate
+        self.prior_std = prior_std
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):
+        name = type(self).__name__
+        n_private, n_public = _num_samples(X_private), _num_samples(X_public)
+        # 1. The structure, from the public rows (and public counts) alone, before any private row is read.
+        preprocessor = PublicPreprocessor(encoding="ordinal") if self.preprocessor == "auto" else self.preprocessor
+        self.preprocessor_ = None if isinstance(preprocessor, str) else clone(preprocessor).fit(X_public, None)
+        Z_public = X_public if self.preprocessor_ is None else self.preprocessor_.transform(X_public)
+        Z_public = _dense(public_matrix(Z_public, name))
+        self.min_bin_rows_ = n_private / AUTO_BINS if self.min_bin_rows == "auto" else float(self.min_bin_rows)
+        self.bin_edges_ = public_bin_edges(Z_public, self.min_bin_rows_ * n_public / n_private)
+        splittable = [j for j, edges in enumerate(self.bin_edges_) if edges.size] or [0]  # else: intercept rounds
+        self.n_rounds_ = ROUNDS_PER_FEATURE * len(splittable) if self.n_rounds == "auto" else self.n_rounds
+        cycles = [rng.permutation(splittable) for _ in range(-(-self.n_rounds_ // len(splittable)))]
+        self.round_features_ = np.concatenate(cycles)[: self.n_rounds_]
+        self.sigma_ = binned_sum_sigma(self.clip, self.n_rounds_, float(gdp_mu(self.epsilon, self.delta)))
+
+        # 2. The private rows: one noisy release of clipped gradient sums per round.
+        Z_private = X_private if self.preprocessor_ is None else transform_private(self.preprocessor_, X_private, name)
+        Z_private = _dense(private_matrix(Z_private, name))
+        codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
+        ratio = n_private / n_public  # public hessians stand in for the private rows' (n_private is public)
+        F_private, F_public = np.zeros((n_private, classes.size)), np.zeros((n_public, classes.size))
+        values = []
+        for j in self.round_features_:
+            edges = self.bin_edges_[j]
+            bins_private = np.searchsorted(edges, Z_private[:, j], side="right")
+            bins_public = np.searchsorted(edges, Z_public[:, j], side="right")
+            sums = noisy_bin_sums(
+                bins_private, codes, softmax(F_private, axis=1), self.clip, edges.size + 1, self.sigma_, rng
+            )
+            p = softmax(F_public, axis=1)
+            hessians = ratio * np.stack(
+                [np.bincount(bins_public, weights=h, minlength=edges.size + 1) for h in (p * (1.0 - p)).T], axis=1
+            )
+            step = _bin_values(sums, hessians, self.sigma_, self.learning_rate, self.prior_std)
+            F_private += step[bins_private]
+            F_public += step[bins_public]
+            values.append(step)
+        self.model_ = AdditiveBinsModel(
+            self.preprocessor_, self.round_features_.copy(), [self.bin_edges_[j] for j in self.round_features_],
+            values, classes,
+        )  # fmt: skip
+
+    def _mechanism(self):
+        return (
+            f"noisy boosting, {self.n_rounds_} rounds of per-bin clipped gradient sums over one feature's public bins "
+            f"(clip={self.clip:g}, sigma={self.sigma_:.4g})"
+        )
+
+    def export_model(self):
+        """The publishable artifact: an independent copy of the fitted additive model.
+
+        Returns
+        -------
+        model : AdditiveBinsModel
+            The public preprocessor, each round's feature and public bin edges, and its noisy bin values; holds no
+            private row.
+        """
+        check_is_fitted(self, "model_")
+        return copy.deepcopy(self.model_)
+
+    def _logits(self, X):
+        check_is_fitted(self, "model_")
+        X = check_rows(X)
+        validate_data(self, X, skip_check_array=True, reset=False)
+        return self.model_.logits(X)
+
+    def decision_function(self, X):
+        """Class scores (logits) of the rows; with two classes, the second's minus the first's.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_classes), or (n_samples,) with two classes
+        """
+        return _decision(self._logits(X))
+
+    def predict_proba(self, X):
+        """Softmax of the class scores.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return softmax(self._logits(X), axis=1)
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`, computed stably.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        return log_softmax(self._logits(X), axis=1)
+
+    def predict(self, X):
+        """The class of highest score.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        logits = self._logits(X)  # checks the fit first
+        return self.classes_[np.argmax(logits, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if isinstance(self.preprocessor, str) and self.preprocessor == "auto":  # PublicPreprocessor's inputs
+            tags.input_tags.allow_nan = True
+            tags.input_tags.string = True
+        return tags
+
+
+class AdditiveBinsModel(PublishedModelMixin, ClassifierMixin, BaseEstimator):
+    """A sum of step functions of single features over public bins: what :class:`NoisyBoostingClassifier` publishes.
+
+    Not fitted by itself: built from the fitted preprocessor (or None) and, per
+    round, the feature it binned, the bins' lower edges (from public rows) and
+    the bins' noisy values. The logits of a row are the sum over rounds of its
+    bin's values.
+
+    Parameters
+    ----------
+    preprocessor : fitted transformer or None
+    features : ndarray of int, shape (n_rounds,)
+    edges : list of ndarray
+        Per round, the lower edges of the bins (``n_bins - 1`` of them).
+    values : list of ndarray of shape (n_bins, n_classes)
+        Per round, the value of each bin.
+    classes : ndarray of shape (n_classes,)
+    """
+
+    def __init__(self, preprocessor, features, edges, values, classes):
+        self.preprocessor = preprocessor
+        self.features = features
+        self.edges = edges
+        self.values = values
+        self.classes = classes
+
+    @property
+    def classes_(self):
+        return np.asarray(self.classes)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def logits(self, X):
+        """Class scores of the rows, shape ``(n_samples, n_classes)``."""
+        Z = X if self.preprocessor is None else self.preprocessor.transform(X)
+        Z = _dense(check_array(Z, accept_sparse="csr", dtype=np.float64))
+        F = np.zeros((Z.shape[0], self.classes_.size))
+        for j, edges, values in zip(self.features, self.edges, self.values):
+            F += values[np.searchsorted(edges, Z[:, j], side="right")]
+        return F
+
+    def decision_function(self, X):
+        """Class scores; with two classes, the second's minus the first's."""
+        return _decision(self.logits(X))
+
+    def predict_proba(self, X):
+        """Softmax of the class scores."""
+        return softmax(self.logits(X), axis=1)
+
+    def predict(self, X):
+        """The class of highest score."""
+        return self.classes_[np.argmax(self.logits(X), axis=1)]

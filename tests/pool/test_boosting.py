@@ -1,0 +1,232 @@
+"""NoisyBoostingClassifier: its noise, a recount of its sensitivity, public-only structure, an audit, accuracy."""
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import beta
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skpate import NoisyBoostingClassifier, NoisyGDClassifier
+from skpate.pool.boosting import AdditiveBinsModel, clipped_bin_sums, noisy_bin_sums
+from skpate.privacy.calibration import binned_sum_sigma
+from skpate.privacy.gdp import gdp_epsilon
+from skpate.privacy.sensitivity import binned_sum_sensitivity
+
+
+def model(**params):
+    return NoisyBoostingClassifier(**{"classes": [0, 1], "random_state": 0, **params})
+
+
+def test_the_noise_is_the_hand_derived_sigma_and_spends_the_budget(binary_split, reference_gdp_mu):
+    X, y, X_public, _ = binary_split
+    boost = model(epsilon=0.5, clip=0.3).fit(X, y, X_public=X_public)
+    # "auto": 3 cycles over the 6 features (every one is continuous: several public bins), n_private / 64 rows per bin.
+    assert boost.n_rounds_ == 18 and boost.min_bin_rows_ == pytest.approx(1400 / 64)
+    # Hand-derived: one replaced row moves a round's bin sums by at most 2 clip; T rounds at sigma compose to
+    # 2 clip sqrt(T) / sigma-GDP, and mu is solved independently of skpate (conftest).
+    assert boost.sigma_ == pytest.approx(2 * 0.3 * np.sqrt(18) / reference_gdp_mu(0.5, 1e-5), rel=1e-6)
+    assert boost.privacy_spent_ == (0.5, 1e-5) and boost.privacy_report_.guarantee == "budget"
+    assert gdp_epsilon(2 * 0.3 * np.sqrt(18) / boost.sigma_, 1e-5) == pytest.approx(0.5, rel=1e-6)
+    assert f"sigma={boost.sigma_:.4g}" in boost.privacy_report_.mechanism
+    # Public quantities only: other private rows (other labels) get the same noise; set rounds change it as sqrt(T).
+    other = model(epsilon=0.5, clip=0.3).fit(X[::-1], 1 - y, X_public=X_public)
+    assert other.sigma_ == boost.sigma_
+    ten = model(epsilon=0.5, clip=0.3, n_rounds=10).fit(X, y, X_public=X_public)
+    assert ten.n_rounds_ == 10 and ten.sigma_ == pytest.approx(2 * 0.3 * np.sqrt(10) / reference_gdp_mu(0.5, 1e-5))
+    assert binned_sum_sensitivity(0.3) == pytest.approx(0.6) and binned_sum_sensitivity(0.3, "add-remove") == 0.3
+    assert binned_sum_sigma(0.3, 10, 2.0) == pytest.approx(2 * 0.3 * np.sqrt(10) / 2.0)
+
+
+def _bin(value, edges):
+    """A row's bin, counted: how many lower edges it reaches."""
+    return sum(1 for edge in edges if value >= edge)
+
+
+def _recount(Z, y, published, clip):
+    """Every round's clipped gradient sums, recounted row by row from the released state before the round."""
+    n_classes = published.classes_.size
+    tables = [np.zeros((e.size + 1, n_classes)) for e in published.edges]
+    for z, label in zip(Z, y):
+        logits = np.zeros(n_classes)
+        for table, j, edges, values in zip(tables, published.features, published.edges, published.values):
+            b = _bin(z[j], edges)
+            p = np.exp(logits - logits.max())
+            gradient = np.eye(n_classes)[label] - p / p.sum()
+            norm = np.sqrt(np.sum(gradient**2))
+            table[b] += gradient * min(1.0, clip / norm)
+            logits = logits + values[b]  # the released values: the same for a row and its neighbour's dataset
+    return tables
+
+
+def _library_sums(Z, y, published, clip):
+    """The same sums with the functions the fit calls."""
+    F, sums = np.zeros((len(Z), published.classes_.size)), []
+    for j, edges, values in zip(published.features, published.edges, published.values):
+        bins = np.searchsorted(edges, Z[:, j], side="right")
+        p = np.exp(F - F.max(axis=1, keepdims=True))
+        sums.append(clipped_bin_sums(bins, y, p / p.sum(axis=1, keepdims=True), clip, edges.size + 1))
+        F += values[bins]
+    return sums
+
+
+def test_a_recount_bounds_every_rounds_change_under_replace_one_by_2_clip(three_class_split_small):
+    X, y, X_public = three_class_split_small
+    X, y, clip = X[:300].copy(), y[:300].copy(), 0.4
+    boost = NoisyBoostingClassifier(
+        epsilon=4.0, classes=[0, 1, 2, 3], preprocessor="passthrough", n_rounds=8, clip=clip, random_state=0
+    ).fit(X, y, X_public=X_public)
+    published = boost.export_model()
+    low, high = X_public.min(axis=0), X_public.max(axis=0)
+    neighbours = {  # row 0 replaced by an adversarial row
+        "outlier": (np.full(X.shape[1], 1e300), y[0]),
+        "huge negative": (np.full(X.shape[1], -1e39), (y[0] + 1) % 3),
+        "relabelled": (X[0], (y[0] + 1) % 3),
+        "to another bin": (np.where(X[0] > (low + high) / 2, low, high), y[0]),
+        "a class no row has": (X[0], 3),
+    }
+    base = _recount(X, y, published, clip)
+    for a, b in zip(base, _library_sums(X, y, published, clip)):
+        np.testing.assert_allclose(a, b, atol=1e-9)
+    worst = 0.0
+    for name, (row, label) in neighbours.items():
+        X2, y2 = X.copy(), y.copy()
+        X2[0], y2[0] = row, label
+        recounted = _recount(X2, y2, published, clip)
+        for a, b in zip(recounted, _library_sums(X2, y2, published, clip)):
+            np.testing.assert_allclose(a, b, atol=1e-9, err_msg=name)
+        for t, (a, b) in enumerate(zip(base, recounted)):
+            change = np.sqrt(np.sum((a - b) ** 2))
+            assert change <= 2 * clip + 1e-9, (name, t, change)
+            worst = max(worst, change)
+    assert worst > np.sqrt(2) * clip  # the adversarial rows reach past a move between bins, toward the bound
+
+
+class _PublicRowsOnly(TransformerMixin, BaseEstimator):
+    """Passes the public rows it was fitted on and fails on any other rows: the fit's first read of a private row."""
+
+    def fit(self, X, y=None):
+        self.public_ = np.array(X, dtype=float)
+        return self
+
+    def transform(self, X):
+        if np.shape(X) != self.public_.shape or not np.array_equal(X, self.public_):
+            raise ValueError("private rows reached the preprocessor")
+        return np.asarray(X, dtype=float)
+
+
+def test_the_structure_comes_from_the_public_rows_alone_before_any_private_row_is_read(binary_split):
+    X, y, X_public, _ = binary_split
+    X_public = X_public[:500]
+    rng = np.random.default_rng(5)
+    fits = [
+        model().fit(X, y, X_public=X_public),
+        model().fit(rng.normal(size=X.shape) * 10, rng.integers(0, 2, len(y)), X_public=X_public),  # other rows
+    ]
+    # A fit whose first transform of a private row fails has already fixed the bins, the rounds and the noise.
+    failed = model(preprocessor=_PublicRowsOnly())
+    with pytest.raises(ValueError, match="failed on the private rows"):
+        failed.fit(X, y, X_public=X_public)
+    reference = model(preprocessor="passthrough").fit(X, y, X_public=X_public)
+    for boost in [*fits, failed]:
+        np.testing.assert_array_equal(boost.round_features_, reference.round_features_)
+        assert boost.sigma_ == reference.sigma_
+    for boost in fits:  # the default preprocessor is fitted on the public rows: its bins are the same for both
+        assert all(np.array_equal(a, b) for a, b in zip(boost.bin_edges_, fits[0].bin_edges_))
+    for edges, same, column in zip(failed.bin_edges_, reference.bin_edges_, X_public.T):
+        np.testing.assert_array_equal(edges, same)
+        assert np.isin(edges, column).all()  # every edge is a public value
+        public_per_bin = np.bincount(np.searchsorted(edges, column, side="right"), minlength=edges.size + 1)
+        assert public_per_bin.min() >= failed.min_bin_rows_ * 500 / 1400 and edges.size < 256
+    assert sorted(reference.round_features_[:6]) == list(range(6))  # a cycle visits every feature once
+
+
+def test_an_audit_of_one_round_stays_below_its_epsilon():
+    """One bin's sums under a row relabelled (the worst case: 2 clip), sampled from the release the fit makes.
+
+    With one round, the round's epsilon is the fit's. A Clopper-Pearson lower bound on the privacy loss of the
+    event "the statistic that separates the two neighbours is above 3 sigma" must stay below it, and have power.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 2))
+    y = (X[:, 0] > 0).astype(int)
+    epsilon, delta, clip = 2.0, 1e-4, 0.5
+    boost = model(epsilon=epsilon, delta=delta, n_rounds=1, clip=clip).fit(X[:3000], y[:3000], X_public=X[3000:])
+    sigma = boost.sigma_
+    # 20 rows in 4 bins at the first round's state (p = 1/2); the neighbour relabels row 0.
+    bins, codes, proba = np.arange(20) % 4, np.arange(20) % 2, np.full((20, 2), 0.5)
+    codes_neighbour = codes.copy()
+    codes_neighbour[0] = 1 - codes[0]
+    n = 200_000
+    # n independent releases in one call: n disjoint copies of the 4 bins (noise is independent across entries).
+    copies = (bins[None, :] + 4 * np.arange(n)[:, None]).ravel()
+
+    def statistic(labels):
+        sums = noisy_bin_sums(copies, np.tile(labels, n), np.tile(proba, (n, 1)), clip, 4 * n, sigma, rng)
+        return (sums[0::4, 0] - sums[0::4, 1]) / np.sqrt(2)  # bin 0, along e_0 - e_1
+
+    clean = clipped_bin_sums(bins, codes, proba, clip, 4)
+    moved = (clean[0, 0] - clean[0, 1]) / np.sqrt(2)  # the row's side, moved by -2 clip in the neighbour
+    threshold = moved - 2 * clip + 3 * sigma
+    k, k_neighbour = np.sum(statistic(codes) > threshold), np.sum(statistic(codes_neighbour) > threshold)
+    p_low = beta.ppf(0.0005, k, n - k + 1)
+    q_high = beta.ppf(0.9995, k_neighbour + 1, n - k_neighbour)
+    empirical = np.log((p_low - delta) / q_high)
+    assert empirical <= epsilon
+    assert empirical > 0.5 * epsilon
+
+
+def test_it_beats_noisy_gradient_descent_on_a_nonlinear_table():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(10000, 6))
+    y = (np.sin(2 * X[:, 0]) + X[:, 1] ** 2 - np.abs(X[:, 2]) + rng.normal(0, 0.3, len(X)) > 0).astype(int)
+    split = X[:6000], y[:6000]
+    boost = model(epsilon=4.0).fit(*split, X_public=X[6000:8000])
+    gd = NoisyGDClassifier(epsilon=4.0, classes=[0, 1], random_state=0).fit(*split, X_public=X[6000:8000])
+    boost_accuracy, gd_accuracy = boost.score(X[8000:], y[8000:]), gd.score(X[8000:], y[8000:])
+    assert boost_accuracy > 0.85 and boost_accuracy > gd_accuracy + 0.1
+
+
+def test_multi_class_and_the_published_model(three_class_split):
+    X, y, X_public, y_public = three_class_split
+    boost = model(epsilon=4.0, classes=[0, 1, 2]).fit(X, y, X_public=X_public)
+    assert boost.score(X_public, y_public) > 0.5  # chance: 1/3
+    published = boost.export_model()
+    assert isinstance(published, AdditiveBinsModel)
+    np.testing.assert_allclose(published.decision_function(X_public), boost.decision_function(X_public))
+    np.testing.assert_allclose(published.predict_proba(X_public).sum(axis=1), 1.0)
+    np.testing.assert_allclose(np.exp(boost.predict_log_proba(X_public)), boost.predict_proba(X_public))
+    with pytest.raises(TypeError, match="published model"):
+        published.fit(X, y)
+
+
+def test_mixed_tables_huge_values_missing_values_and_one_class_pass_the_public_preprocessor(mixed_split, error_text):
+    X, y, X_public = mixed_split
+    X = X.copy()
+    marker = 987654.321
+    X.loc[0, "age"], X.loc[1, "income"], X.loc[2, "income"] = marker, 1e300, 1e39
+    X.loc[3, "age"], X.loc[4, "city"], X.loc[5, "city"] = np.nan, None, "a city the public rows never showed"
+    boost = model(classes=[0, 1, 2]).fit(X, y, X_public=X_public)
+    assert np.isfinite(boost.predict_proba(X)).all() and set(boost.predict(X)) <= {0, 1, 2}
+    assert np.float64(marker).tobytes() not in pickle.dumps(boost.export_model())  # no private value published
+    one_class = model(classes=[0, 1, 2]).fit(X, np.zeros_like(y), X_public=X_public)  # a neighbour may differ
+    assert one_class.predict_proba(X_public).shape == (len(X_public), 3)
+    # Without the public preprocessor a missing private value is refused, quoting none of the private rows.
+    numbers = X[["age", "income"]].to_numpy()
+    with pytest.raises(ValueError, match="failed on the private rows") as raised:
+        model(classes=[0, 1, 2], preprocessor="passthrough").fit(
+            numbers, y, X_public=X_public[["age", "income"]].to_numpy()
+        )
+    assert "987654" not in error_text(raised.value)
+
+
+def test_parameters_are_validated_before_the_fit(binary_split):
+    X, y, X_public, _ = binary_split
+    for params in ({"preprocessor": "onehot"}, {"n_rounds": 0}, {"min_bin_rows": -1}, {"prior_std": 0.0}):
+        with pytest.raises(InvalidParameterError):
+            model(**params).fit(X, y, X_public=X_public)
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
+    boost = model().fit(frame, y, X_public=pd.DataFrame(X_public, columns=frame.columns))
+    assert list(boost.feature_names_in_) == list(frame.columns)
