@@ -128,7 +128,7 @@ def ledger_url(request, tmp_path):
         return str(tmp_path / "budget.db")
     url = os.environ.get("SKPATE_TEST_POSTGRESQL_URL")
     if not url:
-        pytest.skip("no PostgreSQL server: SKPATE_TEST_POSTGRESQL_URL is not set (.ci/run starts one with .ci/postgres)")
+        pytest.skip("no PostgreSQL server: SKPATE_TEST_POSTGRESQL_URL is not set (.ci/postgres starts one)")
     return url
 
 

@@ -126,7 +126,8 @@ def test_ledger_command_runs_as_a_module(tmp_path):
     path = str(tmp_path / "budget.db")
     create = [sys.executable, "-m", "skpate", "ledger", "create", path, "--dataset", "d", "--epsilon", "1", "--delta",
               "1e-6"]  # fmt: skip
-    assert "budget epsilon 1 at delta 1e-06" in subprocess.run(create, capture_output=True, text=True, check=True).stdout
+    created = subprocess.run(create, capture_output=True, text=True, check=True)
+    assert "budget epsilon 1 at delta 1e-06" in created.stdout
     missing = subprocess.run([sys.executable, "-m", "skpate", "ledger", "show", path, "--dataset", "other"],
                              capture_output=True, text=True)  # fmt: skip
     assert missing.returncode == 2 and "no budget for dataset 'other'" in missing.stderr

@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import mpmath as mp
-
 import numpy as np
 import pytest
 from sklearn.base import clone

@@ -249,7 +249,8 @@ def test_a_process_killed_mid_fit_leaves_its_reservation_charged(ledger_url, dat
     ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=5.0, delta=1e-5)
     script = tmp_path / "killed.py"
     script.write_text(KILLED)
-    worker = subprocess.Popen([sys.executable, str(script), ledger_url, dataset_name], stderr=subprocess.PIPE, env=CHILD_ENV)
+    command = [sys.executable, str(script), ledger_url, dataset_name]
+    worker = subprocess.Popen(command, stderr=subprocess.PIPE, env=CHILD_ENV)
     deadline = time.time() + 120
     while not ledger.pending() and time.time() < deadline and worker.poll() is None:
         time.sleep(0.2)
