@@ -582,10 +582,10 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
 
     def _validate_inputs(self, X, y, X_public, groups):
         _check_classifiers(self.estimator, self.student)  # the parameters only: before any row is read
-        # Floats beyond float32's range are set to its ends: tree teachers would refuse them (numbers_within_float32).
-        X = numbers_within_float32(check_rows(X))
-        X_public = None if X_public is None else numbers_within_float32(check_rows(X_public))
+        X = check_rows(X)
         X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, "PATEClassifier")
+        # Floats beyond float32's range are set to its ends: tree teachers would refuse them (numbers_within_float32).
+        X_private, X_pub = numbers_within_float32(X_private), numbers_within_float32(X_pub)
         if groups is not None:
             groups = column_or_1d(groups)
             if groups.shape[0] != _num_samples(X):
