@@ -19,6 +19,7 @@ EXPERIMENTS = {
     for experiment in (
         adult.HEADLINE,
         adult.ONE_CALL_EXPERIMENT,
+        adult.BOOSTING_EXPERIMENT,
         fashion.CELLS_EXPERIMENT,
         fashion.LINEAR_EXPERIMENT,
         fashion.CNN_EXPERIMENT,
@@ -61,6 +62,8 @@ def build_parser():
     group.add_argument("--development", action="store_true", help="the development data sets (defaults chosen there)")
     suite.add_argument("--quick", action="store_true", help="seed 0 and epsilon 1 only")
     suite.add_argument("--datasets", nargs="+", help="only these data sets")
+    suite.add_argument("--methods", nargs="+", help="only these methods (names as recorded, e.g. "
+                       f"'{tabular.BOOSTING}'; references included)")  # fmt: skip
     suite.add_argument("--peers", action=argparse.BooleanOptionalAction, default=True, help="run the DP-SGD peers")
     suite.add_argument("--out", type=pathlib.Path, help="directory of the records (default: results/, or "
                        "results/scratch/ for any protocol other than the full one)")  # fmt: skip
@@ -161,7 +164,7 @@ def run_suite(args, log=print):
         group, tabular_data.SUITE
     )
     seeds, epsilons = ([0], [1.0]) if args.quick else (list(range(tabular.SEEDS)), list(tabular.EPSILONS))
-    full = not args.quick and not args.datasets and args.peers
+    full = not args.quick and not args.datasets and not args.methods and args.peers
     name = f"tabular_{group}"
     path = pathlib.Path(args.out or (harness.RESULTS if full else harness.RESULTS / "scratch")) / f"{name}.jsonl"
     log(f"{name}: {', '.join(names)}; seeds {_seeds(seeds)}, epsilons {' '.join(f'{e:g}' for e in epsilons)}, "
@@ -169,9 +172,14 @@ def run_suite(args, log=print):
     log(f"versions: {versions()}")
     log(f"records: {path}\n")
     start = time.perf_counter()
-    records = tabular.run(names, seeds, epsilons, harness.RecordFile(path), peers=args.peers, log=log)
+    records = tabular.run(
+        names, seeds, epsilons, harness.RecordFile(path), peers=args.peers, log=log, methods=args.methods
+    )
     log(f"\nwall time {(time.perf_counter() - start) / 60:.1f} minutes; records: {path}")
-    log(tabular.format_summary(tabular.summary(records)))
+    for method, label in ((tabular.PRIVATE_CLASSIFIER, "PrivateClassifier"), (tabular.BOOSTING, "NoisyBoosting")):
+        rows = tabular.summary(records, method=method)
+        if rows:
+            log(tabular.format_summary(rows, label))
     if full:
         output = FIGURE.parent / f"{name}.png"
         figure.draw_records(output, [path])

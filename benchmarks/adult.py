@@ -1,4 +1,4 @@
-"""UCI Adult experiments: the headline table (the recipe, the recipe with private leaf refits, DP-SGD).
+"""UCI Adult experiments: the headline table (recipe, leaf refit, DP-SGD), the one call, private boosting.
 
 Protocol (PATE 2017/2018): private = the 32,561 rows of ``adult.data``;
 public pool = the first half of ``adult.test`` (features only); evaluation =
@@ -101,4 +101,45 @@ ONE_CALL_EXPERIMENT = Experiment(
     methods=one_call_methods,
     data=adult,
     differences=((ONE_CALL, PEER_REPLACE_ONE, "PrivateClassifier minus DP-SGD (schema features)"),),
+)
+
+
+BOOSTING = "skpate NoisyBoostingClassifier (defaults)"
+
+
+def boosting_methods(n_jobs=2, peers=True):
+    """``NoisyBoostingClassifier`` (defaults) on the raw Adult rows, beside the leaf refit and DP-SGD (replace-one).
+
+    The leaf refit is :data:`REFIT` of the headline (teachers trained once per seed); the peer is the headline's
+    Opacus DP-SGD logistic regression calibrated for replacing one record (skpate's guarantee).
+    """
+    from skpate import NoisyBoostingClassifier
+
+    methods = {
+        BOOSTING: lambda seed, epsilon: NoisyBoostingClassifier(
+            epsilon=epsilon, classes=ADULT_CLASSES, random_state=seed
+        ),
+        REFIT: headline_methods(n_jobs, peers=False)[REFIT],
+    }
+    if peers:
+        methods[PEER_REPLACE_ONE] = factory(AdultDPSGD, neighboring="replace-one")
+    return methods
+
+
+BOOSTING_EXPERIMENT = Experiment(
+    name="adult_boosting",
+    benchmark="adult",
+    summary="UCI Adult: NoisyBoostingClassifier with its defaults, the leaf refit and Opacus DP-SGD logistic "
+    "(replace-one)",
+    seeds=3,
+    epsilons=(0.1, 0.5, 1.0, 2.0, 4.0),
+    quick_seeds=1,
+    quick_epsilons=(1.0,),
+    quick_note="",
+    methods=boosting_methods,
+    data=adult,
+    differences=(
+        (BOOSTING, REFIT, "boosting minus leaf refit"),
+        (BOOSTING, PEER_REPLACE_ONE, "boosting minus DP-SGD"),
+    ),
 )

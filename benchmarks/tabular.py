@@ -7,6 +7,8 @@ epsilon 0.5, 1, 4. Every method sees the same split:
 
 * ``skpate PrivateClassifier``: defaults only (``classes`` from the dataset's
   documentation, ``random_state`` the seed);
+* ``skpate NoisyBoostingClassifier``: defaults only, likewise (issue 31;
+  docs/benchmarks/boosting.md);
 * Opacus DP-SGD logistic regression and a 64-unit tanh MLP on the same
   public-row features (:class:`skpate.preprocessing.PublicPreprocessor`),
   calibrated for replacing one record (skpate's guarantee), at the settings
@@ -29,6 +31,7 @@ from .harness import DELTA, make_record, seed_epsilon_loop
 from .peers import ADULT_DPSGD, ADULT_LR, _Peer, train_dpsgd
 
 PRIVATE_CLASSIFIER = "skpate PrivateClassifier"
+BOOSTING = "skpate NoisyBoostingClassifier"
 DPSGD_LOGISTIC = "Opacus DP-SGD logistic (replace-one)"
 DPSGD_MLP = "Opacus DP-SGD MLP (replace-one)"
 DPSGD_LOGISTIC_ADD_REMOVE = "Opacus DP-SGD logistic (add-remove)"
@@ -98,12 +101,13 @@ class TabularDPSGD(_Peer):
 
 def private_methods(classes, peers=True):
     """``{method: factory(seed, epsilon)}`` of the private methods on a dataset with label set ``classes``."""
-    from skpate import PrivateClassifier
+    from skpate import NoisyBoostingClassifier, PrivateClassifier
 
     methods = {
         PRIVATE_CLASSIFIER: lambda seed, epsilon: PrivateClassifier(
             epsilon=epsilon, classes=classes, random_state=seed
         ),
+        BOOSTING: lambda seed, epsilon: NoisyBoostingClassifier(epsilon=epsilon, classes=classes, random_state=seed),
     }
     if peers:
         methods[DPSGD_LOGISTIC] = lambda seed, epsilon: TabularDPSGD(classes, epsilon, random_state=seed)
@@ -126,8 +130,11 @@ def reference_models():
     }
 
 
-def run(names, seeds, epsilons, sink, peers=True, log=print):
-    """Every dataset, seed, method and budget; one record each to ``sink``; returns the records."""
+def run(names, seeds, epsilons, sink, peers=True, log=print, methods=None):
+    """Every dataset, seed, method and budget; one record each to ``sink``; returns the records.
+
+    ``methods`` (a collection of method names, private or reference), if given, runs only those.
+    """
     from sklearn.base import clone
 
     from skpate.preprocessing import PublicPreprocessor
@@ -139,12 +146,13 @@ def run(names, seeds, epsilons, sink, peers=True, log=print):
         data = tabular_data.load(name)
         for seed in seeds:
             split = tabular_data.split(data, seed)
-            records += seed_epsilon_loop(
-                name, private_methods(data.classes, peers), split, [seed], epsilons, sink, log=log
-            )
-            pre = PublicPreprocessor().fit(split.X_public)
-            Z, Z_eval = pre.transform(split.X_private), pre.transform(split.X_eval)
-            for method, model in reference_models().items():
+            private = {m: f for m, f in private_methods(data.classes, peers).items() if _chosen(m, methods)}
+            records += seed_epsilon_loop(name, private, split, [seed], epsilons, sink, log=log)
+            references = {m: model for m, model in reference_models().items() if _chosen(m, methods)}
+            if references:
+                pre = PublicPreprocessor().fit(split.X_public)
+                Z, Z_eval = pre.transform(split.X_private), pre.transform(split.X_eval)
+            for method, model in references.items():
                 start = time.perf_counter()
                 model = clone(model).set_params(random_state=seed) if "random_state" in model.get_params() else model
                 model.fit(Z, split.y_private)
@@ -157,8 +165,12 @@ def run(names, seeds, epsilons, sink, peers=True, log=print):
     return records
 
 
-def summary(records, peers=PEERS):
-    """Per dataset and epsilon: PrivateClassifier, the best peer, HistGradientBoosting, and the share of the gap closed.
+def _chosen(method, methods):
+    return methods is None or method in methods
+
+
+def summary(records, peers=PEERS, method=PRIVATE_CLASSIFIER):
+    """Per dataset and epsilon: ``method`` (PrivateClassifier), the best peer, HistGradientBoosting, the gap closed.
 
     Returns
     -------
@@ -175,7 +187,7 @@ def summary(records, peers=PEERS):
             [r["accuracy"] for r in by.get((dataset, "non-private HistGradientBoosting", None), [])] or [np.nan]
         )
         for epsilon in sorted({r["epsilon"] for r in records if r["benchmark"] == dataset and r["epsilon"]}):
-            mine = by.get((dataset, PRIVATE_CLASSIFIER, epsilon), [])
+            mine = by.get((dataset, method, epsilon), [])
             if not mine:
                 continue
             stats = {m: by[(dataset, m, epsilon)] for m in peers if (dataset, m, epsilon) in by}
@@ -195,10 +207,10 @@ def _se(values):
     return float(np.std(values, ddof=1) / np.sqrt(len(values))) if len(values) > 1 else float("nan")
 
 
-def format_summary(rows):
-    """The suite's table in Markdown (the docs page's)."""
+def format_summary(rows, name="PrivateClassifier"):
+    """The suite's table in Markdown (the docs page's); ``name`` heads the column of :func:`summary`'s method."""
     lines = [
-        "| dataset | eps | PrivateClassifier | best DP-SGD peer (replace-one) | non-private HGB | gap closed | "
+        f"| dataset | eps | {name} | best DP-SGD peer (replace-one) | non-private HGB | gap closed | "
         "fit s (skpate / peer) |",
         "|---|---|---|---|---|---|---|",
     ]

@@ -270,3 +270,21 @@ def test_the_suite_summary_compares_with_the_best_peer_and_the_boosted_reference
 def test_the_suite_command_parses():
     args = build_parser().parse_args(["suite", "--quick", "--datasets", "diamonds", "--no-peers"])
     assert args.command == "suite" and args.quick and args.datasets == ["diamonds"] and not args.peers
+
+
+def test_the_boosting_headline_runs_its_peers_in_the_same_run_and_the_suite_measures_it():
+    from benchmarks import adult, tabular
+
+    boosting = EXPERIMENTS["adult_boosting"]
+    full = build_parser().parse_args(["run", "adult_boosting"])
+    assert protocol(boosting, full) == ([0, 1, 2], [0.1, 0.5, 1.0, 2.0, 4.0], True)
+    assert list(boosting.methods(1, True)) == [adult.BOOSTING, adult.REFIT, adult.PEER_REPLACE_ONE]
+    assert list(boosting.methods(1, False)) == [adult.BOOSTING, adult.REFIT]
+    assert tabular.BOOSTING in tabular.private_methods(["a", "b"], peers=False)
+    args = build_parser().parse_args(["suite", "--methods", tabular.BOOSTING])
+    assert args.methods == [tabular.BOOSTING]
+    records = [harness.make_record("toy", m, 1.0, 0, a, 1.0, 1.0) for m, a in
+               [(tabular.BOOSTING, 0.8), (tabular.DPSGD_LOGISTIC, 0.7)]]  # fmt: skip
+    records.append(harness.make_record("toy", "non-private HistGradientBoosting", None, 0, 0.9, None, 1.0))
+    (row,) = tabular.summary(records, method=tabular.BOOSTING)
+    assert row["gap_closed"] == pytest.approx(0.5) and not tabular.summary(records)  # no PrivateClassifier record

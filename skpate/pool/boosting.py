@@ -42,10 +42,15 @@ __all__ = ["AdditiveBinsModel", "NoisyBoostingClassifier", "clipped_bin_sums", "
 
 #: Most bins per feature: every bin holds at least ``n_public / MAX_BINS`` public rows.
 MAX_BINS = 256
-#: ``min_bin_rows="auto"`` is ``n_private / AUTO_BINS`` and ``n_rounds="auto"`` is ``ROUNDS_PER_FEATURE`` cycles over
-#: the features: chosen on UCI Adult's evaluation rows (non-private tuning, disclosed; issue 31) and checked on the
-#: development tables of the tabular suite.
+#: ``min_bin_rows="auto"`` is at least ``n_private / AUTO_BINS`` and ``n_rounds="auto"`` is ``ROUNDS_PER_FEATURE``
+#: cycles over the features: chosen on UCI Adult's evaluation rows (non-private tuning, disclosed; issue 31) and
+#: checked on the development tables of the tabular suite.
 AUTO_BINS, ROUNDS_PER_FEATURE = 64, 3
+#: ``min_bin_rows="auto"`` is also at least ``BIN_NOISE_RATIO * sigma / clip`` (a bin's clipped sum at least that many
+#: noise standard deviations at full gradients), but never above ``n_private / MIN_BINS`` (so a feature keeps a few
+#: bins): chosen on the development tables only (3 tables subsampled to 1,200 and 4,000 private rows and whole, eps
+#: 0.5 / 1 / 4, 2 seeds; docs/benchmarks/boosting.md).
+BIN_NOISE_RATIO, MIN_BINS = 10, 4
 
 
 def public_bin_edges(Z_public, min_rows, max_bins=MAX_BINS):
@@ -139,7 +144,8 @@ class NoisyBoostingClassifier(BasePoolClassifier):
     No teachers. The public rows (features only) fit ``preprocessor`` and cut
     every feature into bins of its public values, each bin holding about
     ``min_bin_rows`` private rows (``min_bin_rows * n_public / n_private``
-    public rows; at most 256 bins), all free. From the logits ``F = 0``, each
+    public rows; at most 256 bins; by default more on small tables and small
+    budgets), all free. From the logits ``F = 0``, each
     of ``n_rounds`` rounds takes the next feature of a random cycle over the
     features that have at least two bins, and:
 
@@ -192,7 +198,12 @@ class NoisyBoostingClassifier(BasePoolClassifier):
         ``"auto"``: 3 cycles over the features that have at least two bins.
     min_bin_rows : float > 0 or "auto", default="auto"
         Private rows a bin should hold, at least, estimated from the public
-        rows. ``"auto"``: ``n_private / 64``.
+        rows. ``"auto"``: ``max(n_private / 64, min(10 sigma / clip,
+        n_private / 4))``, public quantities all: ``sigma / clip = 2
+        sqrt(T) / mu`` with ``T`` the rounds of the ``n_private / 64`` bins
+        (``n_rounds`` if given) and ``mu`` the budget's. Large tables get
+        ``n_private / 64``; small tables and small budgets get fewer, larger
+        bins whose sums stand above the noise.
     clip : float > 0, default=0.5
         Bound on the L2 norm of each private row's gradient (at most
         ``sqrt(2)`` unclipped).
@@ -277,13 +288,23 @@ class NoisyBoostingClassifier(BasePoolClassifier):
         self.preprocessor_ = None if isinstance(preprocessor, str) else clone(preprocessor).fit(X_public, None)
         Z_public = X_public if self.preprocessor_ is None else self.preprocessor_.transform(X_public)
         Z_public = _dense(public_matrix(Z_public, name))
-        self.min_bin_rows_ = n_private / AUTO_BINS if self.min_bin_rows == "auto" else float(self.min_bin_rows)
+        mu = float(gdp_mu(self.epsilon, self.delta))
+        if self.min_bin_rows == "auto":  # public quantities: n_private, the public rows, the budget
+            base = n_private / AUTO_BINS
+            rounds = self.n_rounds
+            if rounds == "auto":
+                edges = public_bin_edges(Z_public, base * n_public / n_private)
+                rounds = ROUNDS_PER_FEATURE * max(1, sum(e.size > 0 for e in edges))
+            noise_rows = BIN_NOISE_RATIO * binned_sum_sigma(self.clip, rounds, mu) / self.clip
+            self.min_bin_rows_ = max(base, min(noise_rows, n_private / MIN_BINS))
+        else:
+            self.min_bin_rows_ = float(self.min_bin_rows)
         self.bin_edges_ = public_bin_edges(Z_public, self.min_bin_rows_ * n_public / n_private)
         splittable = [j for j, edges in enumerate(self.bin_edges_) if edges.size] or [0]  # else: intercept rounds
         self.n_rounds_ = ROUNDS_PER_FEATURE * len(splittable) if self.n_rounds == "auto" else self.n_rounds
         cycles = [rng.permutation(splittable) for _ in range(-(-self.n_rounds_ // len(splittable)))]
         self.round_features_ = np.concatenate(cycles)[: self.n_rounds_]
-        self.sigma_ = binned_sum_sigma(self.clip, self.n_rounds_, float(gdp_mu(self.epsilon, self.delta)))
+        self.sigma_ = binned_sum_sigma(self.clip, self.n_rounds_, mu)
 
         # 2. The private rows: one noisy release of clipped gradient sums per round.
         Z_private = X_private if self.preprocessor_ is None else transform_private(self.preprocessor_, X_private, name)

@@ -23,8 +23,11 @@ def model(**params):
 def test_the_noise_is_the_hand_derived_sigma_and_spends_the_budget(binary_split, reference_gdp_mu):
     X, y, X_public, _ = binary_split
     boost = model(epsilon=0.5, clip=0.3).fit(X, y, X_public=X_public)
-    # "auto": 3 cycles over the 6 features (every one is continuous: several public bins), n_private / 64 rows per bin.
-    assert boost.n_rounds_ == 18 and boost.min_bin_rows_ == pytest.approx(1400 / 64)
+    # "auto": 3 cycles over the 6 features (every one is continuous: several public bins); rows per bin
+    # max(n_private / 64, min(10 sigma / clip, n_private / 4)) with sigma / clip = 2 sqrt(18) / mu: here n_private / 4.
+    noise_rows = 10 * 2 * np.sqrt(18) / reference_gdp_mu(0.5, 1e-5)
+    assert boost.n_rounds_ == 18 and boost.min_bin_rows_ == pytest.approx(max(1400 / 64, min(noise_rows, 1400 / 4)))
+    assert model(epsilon=50.0).fit(X, y, X_public=X_public).min_bin_rows_ == pytest.approx(1400 / 64)  # little noise
     # Hand-derived: one replaced row moves a round's bin sums by at most 2 clip; T rounds at sigma compose to
     # 2 clip sqrt(T) / sigma-GDP, and mu is solved independently of skpate (conftest).
     assert boost.sigma_ == pytest.approx(2 * 0.3 * np.sqrt(18) / reference_gdp_mu(0.5, 1e-5), rel=1e-6)
