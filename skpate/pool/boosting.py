@@ -229,7 +229,7 @@ class NoisyBoostingClassifier(BasePoolClassifier):
     bin_edges_ : list of ndarray
         Per feature (after the preprocessor), the lower edges of its bins, from the public rows.
     n_rounds_ : int
-    round_features_ : ndarray of int, shape (n_rounds_,)
+    round_features_ : ndarray of int, shape (n_rounds,)
         The feature each round bins.
     sigma_ : float
         Noise of every entry of every round's bin sums.
