@@ -19,24 +19,23 @@ sigma``-GDP ([DRS22] Thm. 2.7, Cor. 3.3); ``sigma`` is set from the budget befor
 the fit.
 """
 
-import copy
 import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import log_softmax, softmax
+from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples
 
-from .._validation import check_rows, transform_private
+from .._validation import transform_private
 from ..base import PublishedModelMixin
 from ..preprocessing import PublicPreprocessor
 from ..privacy.calibration import binned_sum_sigma
 from ..privacy.gdp import gdp_mu
 from ._base import BasePoolClassifier, private_matrix, public_matrix
-from .linear import _decision
+from ._logits import LogitsModelMixin, PredictsWithModelMixin
 
 __all__ = ["AdditiveBinsModel", "NoisyBoostingClassifier", "clipped_bin_sums", "noisy_bin_sums", "public_bin_edges"]
 
@@ -138,7 +137,7 @@ def _dense(Z):
     return Z.toarray() if sp.issparse(Z) else np.asarray(Z)
 
 
-class NoisyBoostingClassifier(BasePoolClassifier):
+class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
     """Private boosted additive model: each round, one feature's public bins get noisy clipped-gradient leaf values.
 
     No teachers. The public rows (features only) fit ``preprocessor`` and cut
@@ -339,77 +338,6 @@ class NoisyBoostingClassifier(BasePoolClassifier):
             f"(clip={self.clip:g}, sigma={self.sigma_:.4g})"
         )
 
-    def export_model(self):
-        """The publishable artifact: an independent copy of the fitted additive model.
-
-        Returns
-        -------
-        model : AdditiveBinsModel
-            The public preprocessor, each round's feature and public bin edges, and its noisy bin values; holds no
-            private row.
-        """
-        check_is_fitted(self, "model_")
-        return copy.deepcopy(self.model_)
-
-    def _logits(self, X):
-        check_is_fitted(self, "model_")
-        X = check_rows(X)
-        validate_data(self, X, skip_check_array=True, reset=False)
-        return self.model_.logits(X)
-
-    def decision_function(self, X):
-        """Class scores (logits) of the rows; with two classes, the second's minus the first's.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, n_classes), or (n_samples,) with two classes
-        """
-        return _decision(self._logits(X))
-
-    def predict_proba(self, X):
-        """Softmax of the class scores.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        return softmax(self._logits(X), axis=1)
-
-    def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`, computed stably.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
-        return log_softmax(self._logits(X), axis=1)
-
-    def predict(self, X):
-        """The class of highest score.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-        """
-        logits = self._logits(X)  # checks the fit first
-        return self.classes_[np.argmax(logits, axis=1)]
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         if isinstance(self.preprocessor, str) and self.preprocessor == "auto":  # PublicPreprocessor's inputs
@@ -418,7 +346,7 @@ class NoisyBoostingClassifier(BasePoolClassifier):
         return tags
 
 
-class AdditiveBinsModel(PublishedModelMixin, ClassifierMixin, BaseEstimator):
+class AdditiveBinsModel(LogitsModelMixin, PublishedModelMixin, ClassifierMixin, BaseEstimator):
     """A sum of step functions of single features over public bins: what :class:`NoisyBoostingClassifier` publishes.
 
     Not fitted by itself: built from the fitted preprocessor (or None) and, per
@@ -444,13 +372,6 @@ class AdditiveBinsModel(PublishedModelMixin, ClassifierMixin, BaseEstimator):
         self.values = values
         self.classes = classes
 
-    @property
-    def classes_(self):
-        return np.asarray(self.classes)
-
-    def __sklearn_is_fitted__(self):
-        return True
-
     def logits(self, X):
         """Class scores of the rows, shape ``(n_samples, n_classes)``."""
         Z = X if self.preprocessor is None else self.preprocessor.transform(X)
@@ -459,15 +380,3 @@ class AdditiveBinsModel(PublishedModelMixin, ClassifierMixin, BaseEstimator):
         for j, edges, values in zip(self.features, self.edges, self.values):
             F += values[np.searchsorted(edges, Z[:, j], side="right")]
         return F
-
-    def decision_function(self, X):
-        """Class scores; with two classes, the second's minus the first's."""
-        return _decision(self.logits(X))
-
-    def predict_proba(self, X):
-        """Softmax of the class scores."""
-        return softmax(self.logits(X), axis=1)
-
-    def predict(self, X):
-        """The class of highest score."""
-        return self.classes_[np.argmax(self.logits(X), axis=1)]

@@ -15,24 +15,22 @@ adjacency; under adding or removing a row (Opacus's relation, an option) the
 sum moves by at most ``C`` and the count is released once with noise.
 """
 
-import copy
 import numbers
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
-from scipy.special import log_softmax, softmax
+from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_rows
 from ..base import PublishedModelMixin
 from ..privacy.calibration import gradient_sigma, private_budget_split
 from ..privacy.gdp import gdp_mu
 from ._base import BasePoolClassifier, private_matrix, public_features, public_matrix
+from ._logits import LogitsModelMixin, PredictsWithModelMixin
 
 __all__ = ["NoisyGDClassifier", "SoftmaxModel", "clipped_gradient", "in_unit_ball", "row_norms"]
 
@@ -72,7 +70,7 @@ def clipped_gradient(A, W, codes, clip, a_norms=None):
     return A.T @ residual
 
 
-class NoisyGDClassifier(BasePoolClassifier):
+class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
     """Softmax regression on the private rows by noisy gradient descent, preconditioned by the public rows.
 
     No teachers: the public rows (features only) fit ``preprocessor``, the
@@ -237,76 +235,6 @@ class NoisyGDClassifier(BasePoolClassifier):
             return sp.hstack([in_unit_ball(Z, self.radius_), sp.csr_matrix(intercept)], format="csr")
         return np.hstack([in_unit_ball(Z, self.radius_), intercept])
 
-    def export_model(self):
-        """The publishable artifact: an independent copy of the fitted softmax model.
-
-        Returns
-        -------
-        model : SoftmaxModel
-            The public feature map and the noisy weights; holds no private row.
-        """
-        check_is_fitted(self, "model_")
-        return copy.deepcopy(self.model_)
-
-    def _logits(self, X):
-        check_is_fitted(self, "model_")
-        X = check_rows(X)
-        validate_data(self, X, skip_check_array=True, reset=False)
-        return self.model_.logits(X)
-
-    def decision_function(self, X):
-        """Class scores (logits) of the rows; with two classes, the second's minus the first's.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, n_classes), or (n_samples,) with two classes
-        """
-        return _decision(self._logits(X))
-
-    def predict_proba(self, X):
-        """Softmax of the class scores.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        return softmax(self._logits(X), axis=1)
-
-    def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`, computed stably.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
-        return log_softmax(self._logits(X), axis=1)
-
-    def predict(self, X):
-        """The class of highest score.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-        """
-        logits = self._logits(X)  # checks the fit first
-        return self.classes_[np.argmax(logits, axis=1)]
-
 
 def in_unit_ball(Z, radius):
     """Rows scaled into the unit ball at ``radius``: ``z min(1, radius / ||z||) / radius`` (``Z`` dense or sparse)."""
@@ -316,12 +244,7 @@ def in_unit_ball(Z, radius):
     return Z / divisor[:, None]
 
 
-def _decision(logits):
-    """sklearn's ``decision_function``: the logits, or with two classes the second's minus the first's."""
-    return logits[:, 1] - logits[:, 0] if logits.shape[1] == 2 else logits
-
-
-class SoftmaxModel(PublishedModelMixin, ClassifierMixin, BaseEstimator):
+class SoftmaxModel(LogitsModelMixin, PublishedModelMixin, ClassifierMixin, BaseEstimator):
     """A softmax regression on a public feature map: what :class:`NoisyGDClassifier` publishes.
 
     Not fitted by itself: built from the fitted preprocessor (or None), the
@@ -343,27 +266,8 @@ class SoftmaxModel(PublishedModelMixin, ClassifierMixin, BaseEstimator):
         self.intercept = intercept
         self.classes = classes
 
-    @property
-    def classes_(self):
-        return np.asarray(self.classes)
-
-    def __sklearn_is_fitted__(self):
-        return True
-
     def logits(self, X):
         """Class scores of the rows, shape ``(n_samples, n_classes)``."""
         Z = X if self.preprocessor is None else self.preprocessor.transform(X)
         Z = check_array(Z, accept_sparse="csr", dtype=np.float64)  # a one-hot encoder's output may be sparse
         return np.asarray(in_unit_ball(Z, self.radius) @ self.coef.T) + self.intercept
-
-    def decision_function(self, X):
-        """Class scores; with two classes, the second's minus the first's."""
-        return _decision(self.logits(X))
-
-    def predict_proba(self, X):
-        """Softmax of the class scores."""
-        return softmax(self.logits(X), axis=1)
-
-    def predict(self, X):
-        """The class of highest score."""
-        return self.classes_[np.argmax(self.logits(X), axis=1)]
