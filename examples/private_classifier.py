@@ -6,10 +6,12 @@ The private rows are the 32,561 labelled rows of ``adult.data``, as they come:
 numbers, strings and missing values. The public pool is the first half of
 ``adult.test`` (features only) and the evaluation rows its second half.
 :class:`skpate.PrivateClassifier` encodes the table with statistics of the
-public rows only, fits two candidates (noisy gradient descent, and forests
-grown on the public rows with private leaf counts) on 90% of the private rows,
-and chooses one by the exponential mechanism on the other 10%. The budget
-``epsilon=1.0`` at ``delta=1e-5`` covers all of it and is fixed before the fit.
+public rows only and fits its default candidate, the private boosting of
+:class:`skpate.NoisyBoostingClassifier` (per-feature bins cut at the public
+rows' values, noisy clipped-gradient sums of the private rows per bin), under
+the whole budget. ``candidates=["linear", "trees", "boosting"]`` makes it
+choose privately among three learners instead. The budget ``epsilon=1.0`` at
+``delta=1e-5`` covers all of it and is fixed before the fit.
 
 Run: ``python examples/private_classifier.py`` (about ten seconds on 2 cores).
 """

@@ -1,11 +1,13 @@
 """The one call: the best private model skpate can find for a table, chosen privately and paid for.
 
 :class:`PrivateClassifier` encodes the table with statistics of the public
-rows only (:class:`skpate.preprocessing.PublicPreprocessor`), fits a few
+rows only (:class:`skpate.preprocessing.PublicPreprocessor`), fits the
 candidate learners whose settings follow from public quantities
-(:func:`default_candidates`), and publishes the one a private selection
-prefers (:class:`skpate.PrivateModelSelection`). Everything is inside one
-budget ``(epsilon, delta)`` fixed before the fit.
+(:func:`default_candidates`: by default one, the private boosting of
+:class:`skpate.NoisyBoostingClassifier`), and publishes the one a private
+selection prefers (:class:`skpate.PrivateModelSelection`; with one candidate,
+that one, under the whole budget). Everything is inside one budget
+``(epsilon, delta)`` fixed before the fit.
 """
 
 import copy
@@ -21,7 +23,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 
 from ._validation import EpsilonRange, check_handles_unknown, transform_private
 from .base import PrivateClassifierMixin, charged
-from .pool import LeafRefitClassifier, NoisyGDClassifier
+from .pool import LeafRefitClassifier, NoisyBoostingClassifier, NoisyGDClassifier
 from .pool.refit import largest_leaf
 from .preprocessing import PublicPreprocessor
 from .privacy import BudgetAccountant
@@ -37,11 +39,27 @@ REFIT_ROUNDS, REFIT_TREES, REFIT_SHARE = 3, 20, 0.7
 #: Gradient steps and per-row gradient clip of the linear models (chosen on UCI Adult and synthetic data, not on the
 #: tabular suite; docs/selection.md).
 GD_STEPS, GD_CLIP = 100, 0.25
+#: The learners of the default candidates: the boosting alone. On the development tables of the tabular suite (3
+#: tables, whole and subsampled to 2,000 private rows, epsilon 0.5 / 1 / 4, 2 seeds; docs/benchmarks/tabular.md) it
+#: alone beat every set with a private choice ({linear, trees}, {linear, trees, boosting}, {linear, boosting}): a
+#: choice splits the budget's mu^2 and holds rows out, which cost more than it won.
+LEARNERS = ("boosting",)
+_KNOWN_LEARNERS = ("linear", "trees", "boosting")
 
 
-def default_candidates(n_private, n_public, n_classes, epsilon, delta=1e-5, preprocess=True):
+def default_candidates(n_private, n_public, n_classes, epsilon, delta=1e-5, preprocess=True, learners=LEARNERS):
     """The candidates :class:`PrivateClassifier` compares, from public quantities only.
 
+    By default one: ``"boosting"`` (``LEARNERS``), which then gets the whole
+    budget and every private row (nothing is held out for a choice). Others,
+    by name in ``learners``:
+
+    * ``"boosting"``: :class:`~skpate.NoisyBoostingClassifier` with its
+      defaults: a sum of per-feature step functions over bins cut from the
+      public rows, fitted from noisy clipped-gradient sums per bin, its
+      rounds and bin sizes set from public quantities. Additive: it cannot
+      model a pure interaction (a label that is the sign of ``x1 * x2``),
+      which ``"trees"`` can;
     * ``"linear"``: :class:`~skpate.NoisyGDClassifier` (softmax regression by
       noisy gradient descent, ``GD_STEPS`` steps, gradients clipped to ``GD_CLIP``);
     * ``"trees"``: the same noisy gradient descent under part of the
@@ -52,6 +70,10 @@ def default_candidates(n_private, n_public, n_classes, epsilon, delta=1e-5, prep
       (``min_samples_leaf = sigma n_public / n_private``, at least 5), so a
       leaf's class shares are neither drowned in noise nor coarser than
       needed.
+
+    With several, :class:`~skpate.PrivateModelSelection` gives each an equal
+    share of the budget's Gaussian-DP ``mu^2`` and chooses one privately on
+    held-out rows.
 
     Parameters
     ----------
@@ -65,30 +87,38 @@ def default_candidates(n_private, n_public, n_classes, epsilon, delta=1e-5, prep
         Give each candidate the public preprocessing that suits it
         (:class:`~skpate.preprocessing.PublicPreprocessor`, fitted on the
         public rows): one-hot columns for the linear models, one column of
-        category codes per categorical column for the forests. False: the
-        candidates expect numeric features.
+        category codes per categorical column for the forests and the
+        boosting. False: the candidates expect numeric features.
+    learners : tuple of {"boosting", "linear", "trees"}, default=LEARNERS
+        The candidates, in this order (``("boosting",)``). E.g.
+        ``("linear", "trees", "boosting")`` for a private choice among the three.
 
     Returns
     -------
     candidates : list of (str, estimator)
     """
-    # The noise of one leaf count in the tree candidate (half of mu^2 for each of the two candidates).
-    candidate_mu = float(gdp_mu(gaussian_share_epsilon(epsilon, delta, 0.5), delta))
+    learners = tuple(learners)
+    if not learners or len(set(learners)) != len(learners) or not set(learners) <= set(_KNOWN_LEARNERS):
+        raise ValueError(f"learners must be distinct names among {_KNOWN_LEARNERS}, got {learners!r}.")
+    # The noise of one leaf count in the tree candidate (an equal share of mu^2 for each candidate).
+    candidate_mu = float(gdp_mu(gaussian_share_epsilon(epsilon, delta, 1.0 / len(learners)), delta))
     sigma = count_sigma(REFIT_TREES, candidate_mu * np.sqrt(REFIT_SHARE / REFIT_ROUNDS))
     leaf = int(np.clip(round(sigma * n_public / max(n_private, 1)), 5, max(5, n_public // 20)))
     leaf = max(1, min(leaf, largest_leaf(n_public)))  # a few public rows: leaves that can still split them
-    linear, trees = "passthrough", "passthrough"
+    linear, codes = "passthrough", "passthrough"
     if preprocess:
         linear = make_pipeline(PublicPreprocessor(), StandardScaler())
-        trees = PublicPreprocessor(encoding="ordinal")  # forests split codes better than one-hot columns
+        codes = PublicPreprocessor(encoding="ordinal")  # forests and bins split codes better than one-hot columns
     gd = NoisyGDClassifier(preprocessor=linear, n_iter=GD_STEPS, clip=GD_CLIP)
-    return [
-        ("linear", gd),
-        ("trees", LeafRefitClassifier(
-            clone(gd), preprocessor=trees, refit_share=REFIT_SHARE, n_refits=REFIT_ROUNDS, n_estimators=REFIT_TREES,
+    build = {
+        "boosting": lambda: NoisyBoostingClassifier(preprocessor=codes if isinstance(codes, str) else clone(codes)),
+        "linear": lambda: gd,
+        "trees": lambda: LeafRefitClassifier(
+            clone(gd), preprocessor=codes, refit_share=REFIT_SHARE, n_refits=REFIT_ROUNDS, n_estimators=REFIT_TREES,
             min_samples_leaf=leaf,
-        )),
-    ]  # fmt: skip
+        ),
+    }  # fmt: skip
+    return [(learner, build[learner]()) for learner in learners]
 
 
 class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
@@ -102,7 +132,13 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
     2. the candidates (:func:`default_candidates`, from the numbers of rows
        and classes and the budget) are fitted on a random part of the private
        rows, and one is chosen by the exponential mechanism on the rest
-       (:class:`~skpate.PrivateModelSelection`);
+       (:class:`~skpate.PrivateModelSelection`). The default is one candidate,
+       :class:`~skpate.NoisyBoostingClassifier` (chosen on the development
+       tables, docs/benchmarks/tabular.md), fitted on all the private rows
+       under the whole budget; it is additive (per-feature step functions), so
+       a label driven by a pure interaction of features needs
+       ``candidates=["linear", "trees", "boosting"]`` (a private choice among
+       the three) or a list of one's own;
     3. the published model is the preprocessor and the chosen candidate's
        model (:meth:`export_model`).
 
@@ -119,17 +155,22 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
     preprocessor : "auto", "passthrough" or transformer, default="auto"
         ``"auto"``: :class:`~skpate.preprocessing.PublicPreprocessor`, fitted on
         the public rows only; with the default candidates, each carries the
-        encoding that suits it (one-hot for linear models, category codes for
-        forests). A transformer is cloned, fitted on the public rows only, and
-        applied to the rows before every candidate; a step with
+        encoding that suits it (category codes for the boosting and forests,
+        one-hot for linear models). A transformer is cloned, fitted on the
+        public rows only, and applied to the rows before every candidate; a step with
         ``handle_unknown="error"`` is refused before the fit, and a failure on
         the private rows (paid for, like the fit) is a ``ValueError`` that
         quotes none of them.
-    candidates : "auto" or list of (str, estimator), default="auto"
-        ``"auto"``: :func:`default_candidates`. A list is used as given (its
-        estimators see the preprocessed features).
+    candidates : "auto", list of str or list of (str, estimator), default="auto"
+        ``"auto"``: :func:`default_candidates` (the boosting alone). Names of
+        learners: :func:`default_candidates` with ``learners=`` those, e.g.
+        ``["linear", "trees", "boosting"]`` for a private choice among the
+        three (each with its own public preprocessing). A list of (name,
+        estimator) is used as given (its estimators see the preprocessed
+        features).
     holdout : float in (0, 1), default=0.1
-        Expected share of the private rows that score the candidates.
+        Expected share of the private rows that score the candidates (none
+        with a single candidate, as by default).
     accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
         Budget shared across fits: the fit reserves its whole cost before it reads a private row.
     random_state : int, RandomState instance or None, default=None
@@ -159,11 +200,20 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
     >>> import numpy as np
     >>> from skpate import PrivateClassifier
     >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(6000, 4)); y = np.where(X[:, 0] * X[:, 1] > 0, "yes", "no")
+    >>> X = rng.normal(size=(6000, 4)); y = np.where(np.sin(2 * X[:, 0]) + X[:, 1] ** 2 > 1, "yes", "no")
     >>> clf = PrivateClassifier(epsilon=1.0, classes=["no", "yes"], random_state=0)
     >>> clf.fit(X[:4000], y[:4000], X_public=X[4000:5000]).privacy_spent_
     (1.0, 1e-05)
     >>> clf.selected_["name"], clf.score(X[5000:], y[5000:]) > 0.8
+    ('boosting', True)
+
+    A label driven by an interaction (the boosting is additive): a private
+    choice among three learners, each under a third of the budget's ``mu^2``.
+
+    >>> y = np.where(X[:, 0] * X[:, 1] > 0, "yes", "no")
+    >>> three = ["linear", "trees", "boosting"]
+    >>> clf = PrivateClassifier(epsilon=1.0, classes=["no", "yes"], candidates=three, random_state=0)
+    >>> clf.fit(X[:4000], y[:4000], X_public=X[4000:5000]).selected_["name"], clf.score(X[5000:], y[5000:]) > 0.8
     ('trees', True)
     """
 
@@ -195,16 +245,24 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
+    def _learners(self):
+        """The default candidates' learners, or None if ``candidates`` lists estimators."""
+        if isinstance(self.candidates, str):
+            return LEARNERS
+        if all(isinstance(candidate, str) for candidate in self.candidates):
+            return tuple(self.candidates)
+        return None
+
     def _per_candidate_preprocessing(self):
         """The default candidates with the default preprocessing: each candidate carries its own."""
-        return isinstance(self.preprocessor, str) and self.preprocessor == "auto" and self.candidates == "auto"
+        return isinstance(self.preprocessor, str) and self.preprocessor == "auto" and self._learners() is not None
 
     def _selection(self, n_private, n_public, classes):
-        candidates = self.candidates
-        if candidates == "auto":
+        candidates, learners = self.candidates, self._learners()
+        if learners is not None:
             candidates = default_candidates(
                 n_private, n_public, np.unique(classes).size, self.epsilon, self.delta,
-                preprocess=self._per_candidate_preprocessing(),
+                preprocess=self._per_candidate_preprocessing(), learners=learners,
             )  # fmt: skip
         return PrivateModelSelection(  # without the accountant: the fit reserves the cost itself (it reads rows first)
             candidates, epsilon=self.epsilon, delta=self.delta, classes=classes, holdout=self.holdout,
@@ -273,12 +331,11 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
                 f"preprocessing fitted on {n_public} public rows: {np.shape(Z_public)[1]} features "
                 f"({time.perf_counter() - start:.1f} s)"
             )
-        self._say(
-            f"fitting {len(selection.candidates)} candidates under epsilon {self.epsilon:g} at delta {self.delta:g}"
-        )
+        count = f"{len(selection.candidates)} candidate{'s' if len(selection.candidates) > 1 else ''}"
+        self._say(f"fitting {count} under epsilon {self.epsilon:g} at delta {self.delta:g}")
         # Reserved before the first private row is read, the preprocessing of the private rows included: its
         # failure depends on them, so it is paid for like the fit.
-        with charged(self.accountant, cost, label=f"{name}: {len(selection.candidates)} candidates", estimator=self):
+        with charged(self.accountant, cost, label=f"{name}: {count}", estimator=self):
             Z_private = X_private if preprocessor is None else transform_private(preprocessor, X_private, name)
             self.selection_ = selection.fit(Z_private, y_private, X_public=Z_public)
         self.preprocessor_ = preprocessor

@@ -59,7 +59,7 @@ def test_a_mixed_type_table_fits_and_beats_chance_at_epsilon_one(table):
     clf = _fit(table)
     assert clf.privacy_spent_ == (1.0, 1e-5)
     assert clf.score(X_test, y_test) > 0.75
-    assert clf.selected_["name"] in {"linear", "trees"}
+    assert clf.selected_["name"] in {"linear", "trees", "boosting"}
     assert list(clf.feature_names_in_) == ["age", "income", "city", "plan", "member"]
 
 
@@ -74,6 +74,55 @@ def test_the_publishable_epsilon_equals_an_independent_computation(table):
 
     assert brentq(excess_delta, 0.01, 10, xtol=1e-12) == pytest.approx(1.0, rel=1e-6)
     assert clf.privacy_spent_ == (1.0, 1e-5)
+    assert list(clf.selection_.candidate_epsilons_) == ["boosting"]  # the default: the boosting alone
+
+
+THREE = ("linear", "trees", "boosting")
+
+
+@pytest.mark.parametrize("learners", [("boosting",), THREE])
+def test_the_publishable_epsilon_from_the_candidates_noise(table, learners):
+    """Each candidate fitted alone under its share of the budget: its mu from its noise, composed with the others'
+    ([DRS22] Cor. 3.3), converted back to (epsilon, 1e-5) by a root finder ([DRS22] Cor. 2.13)."""
+    candidates = default_candidates(4000, 1000, 2, 1.0, learners=learners)
+    clf = _fit(table) if learners == ("boosting",) else _fit(table, candidates=candidates)
+    assert list(clf.selection_.candidate_epsilons_) == list(learners)
+    mu_squared = 0.0
+    for name, candidate in candidates:
+        epsilon = clf.selection_.candidate_epsilons_[name]
+        alone = clone(candidate).set_params(epsilon=epsilon, classes=["no", "yes"], random_state=0)
+        alone.fit(table[0], table[1], X_public=table[2])  # the candidate's own public preprocessing, on raw rows
+        if name == "linear":
+            mu_squared += (2 * alone.clip * np.sqrt(alone.n_iter) / alone.sigma_) ** 2  # replace-one: 2 clip
+        elif name == "trees":
+            gd = alone.pate_
+            mu_squared += (2 * gd.clip * np.sqrt(gd.n_iter) / gd.sigma_) ** 2
+            mu_squared += alone.n_refits * 2 * alone.n_estimators / alone.sigma_**2  # sqrt(2 T) per round
+        else:  # T rounds of per-bin clipped gradient sums: replacing one row moves a round's table by 2 clip
+            mu_squared += (2 * alone.clip * np.sqrt(alone.n_rounds_) / alone.sigma_) ** 2
+    mu = np.sqrt(mu_squared)
+
+    def excess_delta(eps):
+        return norm.cdf(-eps / mu + mu / 2) - np.exp(eps) * norm.cdf(-eps / mu - mu / 2) - 1e-5
+
+    assert brentq(excess_delta, 0.01, 10, xtol=1e-12) == pytest.approx(1.0, rel=1e-6)
+    assert clf.privacy_spent_ == (1.0, 1e-5)
+
+
+def test_the_boosting_alone_spends_what_its_noise_says(table):
+    """The default candidate under the whole budget: T rounds of bin sums at noise sigma are 2 clip sqrt(T) / sigma
+    GDP (replacing one row moves a round's table by 2 clip; [DRS22] Thm. 2.7, Cor. 3.3)."""
+    clf = _fit(table)
+    boost = clf.selection_.best_estimator_
+    assert clf.selected_["name"] == "boosting"
+    mu_boost = 2 * boost.clip * np.sqrt(boost.n_rounds_) / boost.sigma_
+    assert mu_boost**2 == pytest.approx(_gd_mu_squared(1.0), rel=1e-6)
+
+
+def test_unknown_or_repeated_learners_are_refused():
+    for learners in [(), ("forest",), ("linear", "linear")]:
+        with pytest.raises(ValueError, match="learners must be"):
+            default_candidates(4000, 1000, 2, 1.0, learners=learners)
 
 
 def _gd_mu_squared(epsilon):
@@ -84,7 +133,8 @@ def _gd_mu_squared(epsilon):
 
 def test_the_trees_candidate_spends_what_its_noise_says(table):
     """The tree candidate's mu^2 from its noise: the linear part's gradient noise and the leaf counts' noise."""
-    clf = _fit(table, candidates=default_candidates(4000, 1000, 2, 1.0)[1:])  # the trees alone: all the budget
+    trees = default_candidates(4000, 1000, 2, 1.0, learners=("trees",))  # the trees alone: all the budget
+    clf = _fit(table, candidates=trees)
     refit = clf.selection_.best_estimator_
     gd = refit.pate_
     mu_gd = 2 * gd.clip * np.sqrt(gd.n_iter) / gd.sigma_  # [DRS22] Thm. 2.7, Cor. 3.3; replace-one: 2 clip
@@ -105,7 +155,7 @@ def test_no_private_value_reaches_a_message_a_warning_or_a_log(table, caplog):
     assert SECRET not in text and "1e+300" not in text
     assert not caught
     lines = out.getvalue().splitlines()
-    assert len(lines) == 6 and "preprocessing" in lines[0] and "candidate 1/2" in lines[2] and "chose" in lines[4]
+    assert len(lines) == 5 and "preprocessing" in lines[0] and "candidate 1/1" in lines[2] and "chose" in lines[3]
     assert SECRET not in pickle.dumps(clf.export_model()).decode("latin-1")
 
 
@@ -128,6 +178,8 @@ def test_the_preprocessing_depends_on_the_public_rows_only(table):
     best = clf.selection_.best_estimator_
     if clf.selected_["name"] == "linear":
         fitted, expected = best.preprocessor_[0], PublicPreprocessor()
+    elif clf.selected_["name"] == "boosting":
+        fitted, expected = best.preprocessor_, PublicPreprocessor(encoding="ordinal")
     else:
         fitted, expected = best.model_.preprocessor, PublicPreprocessor(encoding="ordinal")
     np.testing.assert_array_equal(fitted.transform(X_test), expected.fit(X_public).transform(X_test))
@@ -179,7 +231,9 @@ def test_clone_pickle_and_grid_search_over_epsilon(table):
 def test_numpy_rows_work_too(binary_split):
     X, y, X_public, y_public = binary_split
     clf = PrivateClassifier(epsilon=4.0, classes=[0, 1], random_state=0).fit(X, y, X_public=X_public)
-    assert clf.score(X_public, y_public) > 0.8
+    # make_classification's classes are clusters at hypercube vertices: interactions that the default (additive)
+    # boosting cannot model; non-private logistic regression scores 0.66 here, HGB 0.92, the boosting 0.73-0.75.
+    assert clf.score(X_public, y_public) > 0.7
 
 
 def test_the_planned_cost_is_the_budget_before_the_fit():
@@ -271,5 +325,17 @@ def test_few_public_rows_give_the_trees_candidate_leaves_that_can_split():
     from skpate.pool.refit import largest_leaf
 
     for n_public in (10, 40, 1000):
-        trees = dict(default_candidates(5000, n_public, 2, 1.0))["trees"]
+        trees = dict(default_candidates(5000, n_public, 2, 1.0, learners=THREE))["trees"]
         assert 1 <= trees.min_samples_leaf <= max(1, largest_leaf(n_public))
+
+
+def test_candidates_by_learner_name_are_the_default_candidates_of_those_learners():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 4))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1, 0)
+    clf = PrivateClassifier(epsilon=4.0, classes=[0, 1], candidates=["linear", "trees", "boosting"])
+    clf.fit(X[:1000], y[:1000], X_public=X[1000:])
+    assert list(clf.selection_.candidate_epsilons_) == ["linear", "trees", "boosting"]
+    assert clf.preprocessor_ is None  # each candidate carries its own public preprocessing
+    with pytest.raises(ValueError, match="learners must be distinct names"):
+        PrivateClassifier(classes=[0, 1], candidates=["linear", "forest"]).fit(X[:1000], y[:1000], X_public=X[1000:])
