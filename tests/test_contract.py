@@ -11,25 +11,17 @@ import json
 
 import numpy as np
 import pytest
+from private_estimators import ESTIMATORS  # tests/private_estimators.py (pytest puts tests/ on the path)
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold
-from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skpate import (
     BudgetExceededError,
-    CellCountClassifier,
-    LeafRefitClassifier,
-    NoisyBoostingClassifier,
-    NoisyGDClassifier,
-    PATEClassifier,
     PrivacyLeakWarning,
     PrivacyLedger,
     PrivacyReport,
-    PrivateClassifier,
-    PrivateModelSelection,
     RDPAccountant,
-    TabularPATEClassifier,
 )
 from skpate.base import PrivateClassifierMixin
 from skpate.privacy import Cost
@@ -37,24 +29,6 @@ from skpate.privacy import Cost
 EPSILON = 8.0
 
 
-def _pate(**params):
-    return PATEClassifier(DecisionTreeClassifier(max_depth=3), n_teachers=10, n_rounds=1, **params)
-
-
-#: Each private estimator, small enough for a unit test; ``epsilon``, ``classes`` and ``random_state`` are set by
-#: the tests.
-ESTIMATORS = {
-    "PATEClassifier": lambda **p: _pate(**p),
-    "TabularPATEClassifier": lambda **p: TabularPATEClassifier(n_teachers=10, n_rounds=1, **p),
-    "LeafRefitClassifier": lambda **p: LeafRefitClassifier(_pate(random_state=0), n_estimators=5, **p),
-    "CellCountClassifier": lambda **p: CellCountClassifier(n_cells=20, n_partitions=3, **p),
-    "NoisyGDClassifier": lambda **p: NoisyGDClassifier(**p),
-    "NoisyBoostingClassifier": lambda **p: NoisyBoostingClassifier(**p),
-    "PrivateModelSelection": lambda **p: PrivateModelSelection(
-        [("linear", NoisyGDClassifier()), ("cells", CellCountClassifier(n_cells=20, n_partitions=3))], **p
-    ),
-    "PrivateClassifier": lambda **p: PrivateClassifier(**p),
-}
 #: The estimators that offer a choice of neighbouring relation.
 OFFER_ADD_REMOVE = {"CellCountClassifier", "NoisyGDClassifier"}
 

@@ -11,22 +11,17 @@ import warnings
 
 import numpy as np
 import pytest
+from private_estimators import ESTIMATORS  # tests/private_estimators.py (pytest puts tests/ on the path)
 from sklearn.base import BaseEstimator, clone
-from sklearn.tree import DecisionTreeClassifier
 
 import skpate
 from skpate import (
-    CellCountClassifier,
     GaussianHistogram,
     GNMax,
     LeafRefitClassifier,
     LNMax,
     NoisyGDClassifier,
-    PATEClassifier,
-    PrivateClassifier,
-    PrivateModelSelection,
     SeededNoiseWarning,
-    TabularPATEClassifier,
     analyze,
 )
 from skpate._validation import check_noise_generator, noise_scope
@@ -35,25 +30,6 @@ from skpate.base import PrivateClassifierMixin
 from skpate.privacy.smooth import sanitize
 
 EPSILON = 8.0
-
-
-def _pate(**params):
-    return PATEClassifier(DecisionTreeClassifier(max_depth=3), n_teachers=10, n_rounds=1, **params)
-
-
-#: Every private estimator, small; the nested ones (the refit's PATE part, the selection's candidates, the one
-#: call's selection, the recipe's PATEClassifier) fit other private estimators inside their fit.
-ESTIMATORS = {
-    "PATEClassifier": lambda **p: _pate(**p),
-    "TabularPATEClassifier": lambda **p: TabularPATEClassifier(n_teachers=10, n_rounds=1, **p),
-    "LeafRefitClassifier": lambda **p: LeafRefitClassifier(_pate(random_state=0), n_estimators=5, **p),
-    "CellCountClassifier": lambda **p: CellCountClassifier(n_cells=20, n_partitions=3, **p),
-    "NoisyGDClassifier": lambda **p: NoisyGDClassifier(**p),
-    "PrivateModelSelection": lambda **p: PrivateModelSelection(
-        [("linear", NoisyGDClassifier()), ("cells", CellCountClassifier(n_cells=20, n_partitions=3))], **p
-    ),
-    "PrivateClassifier": lambda **p: PrivateClassifier(**p),
-}
 
 
 def make(name, **params):
