@@ -379,9 +379,7 @@ class PrivacyLedger(BudgetAccountant):
         """
         if not isinstance(refund, bool):
             raise ValueError(f"refund must be True or False, got {refund!r}.")
-        with self._transaction() as (conn, _):
-            reserved = self._open_charge(conn, reservation)
-        self._close(reservation, np.zeros_like(reserved) if refund else reserved, "refunded" if refund else "abandoned")
+        self._close(reservation, np.zeros(self._budget.size) if refund else None, "refunded" if refund else "abandoned")
 
     def _open_charge(self, conn, reservation):
         if isinstance(reservation, bool) or not isinstance(reservation, (int, np.integer)):
@@ -396,8 +394,10 @@ class PrivacyLedger(BudgetAccountant):
         return _vector(row.reserved)
 
     def _close(self, reservation, charge, status):
+        """Close an open reservation at ``charge`` (None: at the reservation itself), in one transaction."""
         with self._transaction() as (conn, _):
-            closed = close_charge(self._open_charge(conn, reservation), charge)
+            reserved = self._open_charge(conn, reservation)
+            closed = reserved if charge is None else close_charge(reserved, charge)
             conn.execute(
                 update(charges).where(charges.c.id == int(reservation)).values(
                     charge=_text(closed), epsilon=self._budget.epsilon_of(closed), status=status, closed_at=now()
