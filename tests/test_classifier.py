@@ -98,8 +98,8 @@ def test_the_publishable_epsilon_from_the_candidates_noise(table, learners):
             gd = alone.pate_
             mu_squared += (2 * gd.clip * np.sqrt(gd.n_iter) / gd.sigma_) ** 2
             mu_squared += alone.n_refits * 2 * alone.n_estimators / alone.sigma_**2  # sqrt(2 T) per round
-        else:  # T rounds of per-bin clipped gradient sums: replacing one row moves a round's table by 2 clip
-            mu_squared += (2 * alone.clip * np.sqrt(alone.n_rounds_) / alone.sigma_) ** 2
+        else:  # T rounds (feature bins and random trees) of per-cell clipped gradient sums: 2 clip per round
+            mu_squared += (2 * alone.clip * np.sqrt(alone.n_rounds_ + alone.n_trees_) / alone.sigma_) ** 2
     mu = np.sqrt(mu_squared)
 
     def excess_delta(eps):
@@ -115,7 +115,7 @@ def test_the_boosting_alone_spends_what_its_noise_says(table):
     clf = _fit(table)
     boost = clf.selection_.best_estimator_
     assert clf.selected_["name"] == "boosting"
-    mu_boost = 2 * boost.clip * np.sqrt(boost.n_rounds_) / boost.sigma_
+    mu_boost = 2 * boost.clip * np.sqrt(boost.n_rounds_ + boost.n_trees_) / boost.sigma_
     assert mu_boost**2 == pytest.approx(_gd_mu_squared(1.0), rel=1e-6)
 
 

@@ -1,7 +1,7 @@
 """Prediction from class scores (logits), shared by the pool learners that publish a logit model.
 
 :class:`LogitsModelMixin` serves a published model that computes ``logits(X)``
-(:class:`~skpate.pool.SoftmaxModel`, :class:`~skpate.pool.AdditiveBinsModel`);
+(:class:`~skpate.pool.SoftmaxModel`, :class:`~skpate.pool.BoostedPartitionsModel`);
 :class:`PredictsWithModelMixin` serves the estimator that fitted it (``model_``).
 """
 

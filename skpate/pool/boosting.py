@@ -1,18 +1,21 @@
-"""Private boosting of an additive model: one feature's public bins per round, noisy clipped-gradient sums per bin.
+"""Private boosting over partitions cut from the public pool: one feature's bins, then random public trees.
 
-The public pool has no labels, but its features fix the structure for free: each
-round cuts ONE feature at bins of its public values, each bin holding about
-``min_bin_rows`` private rows (estimated from the public rows; the number of
-private rows is public under replacement). The private rows are only touched by
-the release of each round: the sum, per bin, of their softmax gradients, each
-clipped to norm ``clip``, plus Gaussian noise. A bin's value is a Newton step
-whose denominator comes from the public rows (their hessians under the released
-model), shrunk toward 0 against the known noise. Rounds cycle over the features,
-so the model is a sum of per-feature step functions (a GAM): DP-EBM (Nori et al.,
-"Accuracy, Interpretability, and Differential Privacy via Explainable Boosting",
-ICML 2021) with bins from the public pool instead of a private histogram.
+The public pool has no labels, but its features fix the structure for free. Each
+round partitions the rows into cells cut from the public rows alone, each cell
+holding about ``min_bin_rows`` private rows (estimated from the public rows; the
+number of private rows is public under replacement): the first rounds cycle over
+the features, one feature's bins per round (an additive model, a GAM: DP-EBM,
+Nori et al., "Accuracy, Interpretability, and Differential Privacy via
+Explainable Boosting", ICML 2021, with bins from the public pool instead of a
+private histogram); the last rounds take the leaves of random trees grown on the
+public rows (median splits of random features), which reach interactions. The
+private rows are only touched by the release of each round: the sum, per cell,
+of their softmax gradients, each clipped to norm ``clip``, plus Gaussian noise.
+A cell's value is a Newton step whose denominator comes from the public rows
+(their hessians under the released model), shrunk toward 0 against the known
+noise.
 
-Replacing one private row moves one round's table of bin sums by at most
+Replacing one private row moves one round's table of cell sums by at most
 ``2 clip`` in L2 norm (:func:`skpate.privacy.sensitivity.binned_sum_sensitivity`),
 so ``T`` adaptively chosen rounds at noise ``sigma`` are ``2 clip sqrt(T) /
 sigma``-GDP ([DRS22] Thm. 2.7, Cor. 3.3); ``sigma`` is set from the budget before
@@ -36,11 +39,10 @@ from ..privacy.calibration import binned_sum_sigma
 from ..privacy.gdp import gdp_mu
 from ._base import BasePoolClassifier, private_matrix, public_matrix
 from ._logits import LogitsModelMixin, PredictsWithModelMixin
+from .partitions import FeatureBins, grow_public_tree, public_bin_edges
 
-__all__ = ["AdditiveBinsModel", "NoisyBoostingClassifier", "clipped_bin_sums", "noisy_bin_sums", "public_bin_edges"]
+__all__ = ["BoostedPartitionsModel", "NoisyBoostingClassifier", "clipped_bin_sums", "noisy_bin_sums"]
 
-#: Most bins per feature: every bin holds at least ``n_public / MAX_BINS`` public rows.
-MAX_BINS = 256
 #: ``min_bin_rows="auto"`` is at least ``n_private / AUTO_BINS`` and ``n_rounds="auto"`` is ``ROUNDS_PER_FEATURE``
 #: cycles over the features: chosen on UCI Adult's evaluation rows (non-private tuning, disclosed; issue 31) and
 #: checked on the development tables of the tabular suite.
@@ -50,41 +52,10 @@ AUTO_BINS, ROUNDS_PER_FEATURE = 64, 3
 #: bins): chosen on the development tables only (3 tables subsampled to 1,200 and 4,000 private rows and whole, eps
 #: 0.5 / 1 / 4, 2 seeds; docs/benchmarks/boosting.md).
 BIN_NOISE_RATIO, MIN_BINS = 10, 4
-
-
-def public_bin_edges(Z_public, min_rows, max_bins=MAX_BINS):
-    """Per column of the public rows, the lower edges of its bins: ``x`` is in bin ``searchsorted(edges, x, "right")``.
-
-    The column's sorted distinct values are grouped from the smallest so that every bin holds at least
-    ``min_rows`` public rows (and at least ``n_public / max_bins``, so at most ``max_bins`` bins); a value is never
-    split between bins, so a frequent value (a category code, a zero) gets a bin of its own and rare ones are
-    merged. Public rows only: free.
-
-    Parameters
-    ----------
-    Z_public : ndarray of shape (n_public, n_features)
-    min_rows : float
-    max_bins : int, default=MAX_BINS
-
-    Returns
-    -------
-    edges : list of ndarray
-        One per column; empty where the column's public values fit in one bin.
-    """
-    min_rows = max(min_rows, Z_public.shape[0] / max_bins, 1.0)
-    edges = []
-    for column in np.asarray(Z_public, dtype=np.float64).T:
-        values, counts = np.unique(column, return_counts=True)
-        seen = np.cumsum(counts)  # public rows up to and including each value
-        cuts, start = [], 0
-        while True:
-            last = np.searchsorted(seen, start + min_rows)  # the value at which the bin reaches min_rows
-            if last >= values.size - 1 or seen[-1] - seen[last] < min_rows:
-                break  # what is left joins this bin
-            cuts.append(values[last + 1])
-            start = seen[last]
-        edges.append(np.asarray(cuts, dtype=np.float64))
-    return edges
+#: ``n_trees="auto"`` is ``TREES_PER_FEATURE`` random trees per feature with at least two bins, of depth ``max_depth``
+#: (6 by default): chosen on the development tables only (the 3 additive ones above and 3 with strong interactions,
+#: eps 0.5 / 1 / 4, 2 seeds; docs/benchmarks/boosting.md) and checked on UCI Adult.
+TREES_PER_FEATURE = 1
 
 
 def clipped_bin_sums(bins, codes, proba, clip, n_bins):
@@ -138,40 +109,45 @@ def _dense(Z):
 
 
 class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
-    """Private boosted additive model: each round, one feature's public bins get noisy clipped-gradient leaf values.
+    """Private boosting over public partitions: feature bins, then random public trees, with noisy cell values.
 
     No teachers. The public rows (features only) fit ``preprocessor`` and cut
     every feature into bins of its public values, each bin holding about
     ``min_bin_rows`` private rows (``min_bin_rows * n_public / n_private``
     public rows; at most 256 bins; by default more on small tables and small
-    budgets), all free. From the logits ``F = 0``, each
-    of ``n_rounds`` rounds takes the next feature of a random cycle over the
-    features that have at least two bins, and:
+    budgets), all free. From the logits ``F = 0``, the ``n_rounds`` first
+    rounds each take the next feature of a random cycle over the features that
+    have at least two bins and partition the rows by its bins (an additive
+    model); the ``n_trees`` last rounds each partition the rows by the leaves
+    of a random tree grown on the public rows (a random feature per node, cut at
+    its public rows' median, down to ``max_depth`` or to leaves of
+    ``min_bin_rows``), which reaches interactions of up to ``max_depth``
+    features. Every round, over its partition:
 
     1. every private row computes its softmax gradient ``e_y - softmax(F(x))``,
        clipped to L2 norm ``clip``;
-    2. the per-bin sums of these gradients are released with
+    2. the per-cell sums of these gradients are released with
        ``N(0, sigma^2)`` on every entry (and projected on the sum-zero
        subspace, post-processing);
-    3. each bin's value is ``learning_rate`` times a Newton step whose
-       denominator ``H`` is the public rows' hessians ``p (1 - p)`` in the bin
+    3. each cell's value is ``learning_rate`` times a Newton step whose
+       denominator ``H`` is the public rows' hessians ``p (1 - p)`` in the cell
        times ``n_private / n_public`` (free), shrunk toward 0 as the posterior
        mean under a ``N(0, prior_std^2)`` prior; it is added to ``F``.
 
-    Privacy (replace-one): the bins and the order of the features come from
-    the public rows and the random state alone, so a replaced row leaves one
-    bin of the round and its replacement enters one. In the same bin the sum
-    moves by ``g' - g``, at most ``2 clip``; in two bins, the two sums move by
-    ``g`` and ``g'``, together at most ``sqrt(2) clip``
+    Privacy (replace-one): the partitions and their order come from the public
+    rows and the random state alone, so a replaced row leaves one cell of the
+    round and its replacement enters one. In the same cell the sum moves by
+    ``g' - g``, at most ``2 clip``; in two cells, the two sums move by ``g`` and
+    ``g'``, together at most ``sqrt(2) clip``
     (:func:`skpate.privacy.sensitivity.binned_sum_sensitivity`). Every other
     row's gradient depends on its own row and the earlier releases only, and
     the denominators on the public rows and the releases. So each round is
-    ``2 clip / sigma``-GDP, the ``n_rounds`` rounds compose to
-    ``2 clip sqrt(n_rounds) / sigma``-GDP ([DRS22] Thm. 2.7, Cor. 3.3), and
-    ``sigma = 2 clip sqrt(n_rounds) / mu`` with ``mu`` the Gaussian-DP
-    parameter of the budget ``(epsilon, delta)``: ``privacy_spent_`` is the
-    budget, fixed before the fit. The number of private rows, used for the
-    bins and the denominators, is public under replacement.
+    ``2 clip / sigma``-GDP, the ``T = n_rounds + n_trees`` rounds compose to
+    ``2 clip sqrt(T) / sigma``-GDP ([DRS22] Thm. 2.7, Cor. 3.3), and
+    ``sigma = 2 clip sqrt(T) / mu`` with ``mu`` the Gaussian-DP parameter of
+    the budget ``(epsilon, delta)``: ``privacy_spent_`` is the budget, fixed
+    before the fit. The number of private rows, used for the cells and the
+    denominators, is public under replacement.
 
     Parameters
     ----------
@@ -193,30 +169,37 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         the private rows (a missing value with ``"passthrough"``, say) is a
         ``ValueError`` that quotes none.
     n_rounds : int >= 1 or "auto", default="auto"
-        Boosting rounds; the noise of each grows as ``sqrt(n_rounds)``.
-        ``"auto"``: 3 cycles over the features that have at least two bins.
+        Rounds over one feature's bins. ``"auto"``: 3 cycles over the features
+        that have at least two bins.
+    n_trees : int >= 0 or "auto", default="auto"
+        Rounds over a random public tree's leaves, after the feature rounds;
+        0 fits an additive model. ``"auto"``: one per feature that has at
+        least two bins. The noise of every round grows as
+        ``sqrt(n_rounds + n_trees)``.
+    max_depth : int >= 1, default=6
+        Depth of the random trees (their leaves also hold ``min_bin_rows``).
     min_bin_rows : float > 0 or "auto", default="auto"
-        Private rows a bin should hold, at least, estimated from the public
-        rows. ``"auto"``: ``max(n_private / 64, min(10 sigma / clip,
+        Private rows a bin or leaf should hold, at least, estimated from the
+        public rows. ``"auto"``: ``max(n_private / 64, min(10 sigma / clip,
         n_private / 4))``, public quantities all: ``sigma / clip = 2
         sqrt(T) / mu`` with ``T`` the rounds of the ``n_private / 64`` bins
-        (``n_rounds`` if given) and ``mu`` the budget's. Large tables get
-        ``n_private / 64``; small tables and small budgets get fewer, larger
-        bins whose sums stand above the noise.
+        (``n_rounds`` and ``n_trees`` if given) and ``mu`` the budget's. Large
+        tables get ``n_private / 64``; small tables and small budgets get
+        fewer, larger bins whose sums stand above the noise.
     clip : float > 0, default=0.5
         Bound on the L2 norm of each private row's gradient (at most
         ``sqrt(2)`` unclipped).
     learning_rate : float > 0, default=0.8
     prior_std : float > 0, default=0.5
-        Standard deviation of the Gaussian prior of a bin's value, toward
+        Standard deviation of the Gaussian prior of a cell's value, toward
         which the noisy Newton steps are shrunk (``np.inf``: no shrinkage).
     accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
         Budget shared across fits: the fit reserves ``epsilon`` with it before
         reading a private row, and is refused if it does not fit.
     random_state : int, RandomState instance or None, default=None
-        Seeds the order of the features and the noise. None (default) draws
-        from OS entropy; a seed makes the noise reproducible by anyone who
-        knows it (:class:`~skpate.SeededNoiseWarning`).
+        Seeds the order of the features, the trees and the noise. None
+        (default) draws from OS entropy; a seed makes the noise reproducible by
+        anyone who knows it (:class:`~skpate.SeededNoiseWarning`).
 
     Attributes
     ----------
@@ -229,10 +212,13 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         Per feature (after the preprocessor), the lower edges of its bins, from the public rows.
     n_rounds_ : int
     round_features_ : ndarray of int, shape (n_rounds,)
-        The feature each round bins.
+        The feature each feature round bins.
+    n_trees_ : int
+    trees_ : list of skpate.pool.partitions.PublicTree
+        The random trees of the tree rounds, grown on the public rows.
     sigma_ : float
-        Noise of every entry of every round's bin sums.
-    model_ : AdditiveBinsModel
+        Noise of every entry of every round's cell sums.
+    model_ : BoostedPartitionsModel
         The publishable model (see :meth:`export_model`).
     privacy_spent_ : tuple of (float, float)
     privacy_report_ : skpate.PrivacyReport
@@ -248,7 +234,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
     True
     >>> boost.privacy_spent_
     (1.0, 1e-05)
-    >>> model = boost.export_model()  # public bins and noisy bin values: publish it with privacy_spent_
+    >>> model = boost.export_model()  # public cells and noisy cell values: publish it with privacy_spent_
     >>> bool((model.predict(X[5000:]) == boost.predict(X[5000:])).all())
     True
     """
@@ -257,6 +243,8 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         **BasePoolClassifier._parameter_constraints,
         "preprocessor": [StrOptions({"auto", "passthrough"}), HasMethods(["fit", "transform"])],
         "n_rounds": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "n_trees": [Interval(numbers.Integral, 0, None, closed="left"), StrOptions({"auto"})],
+        "max_depth": [Interval(numbers.Integral, 1, 32, closed="both")],
         "min_bin_rows": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -264,20 +252,30 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
     }
 
     def __init__(
-        self, *, epsilon=1.0, delta=1e-5, classes=None, preprocessor="auto", n_rounds="auto", min_bin_rows="auto",
-        clip=0.5, learning_rate=0.8, prior_std=0.5, accountant=None, random_state=None,
+        self, *, epsilon=1.0, delta=1e-5, classes=None, preprocessor="auto", n_rounds="auto", n_trees="auto",
+        max_depth=6, min_bin_rows="auto", clip=0.5, learning_rate=0.8, prior_std=0.5, accountant=None,
+        random_state=None,
     ):  # fmt: skip
         self.epsilon = epsilon
         self.delta = delta
         self.classes = classes
         self.preprocessor = preprocessor
         self.n_rounds = n_rounds
+        self.n_trees = n_trees
+        self.max_depth = max_depth
         self.min_bin_rows = min_bin_rows
         self.clip = clip
         self.learning_rate = learning_rate
         self.prior_std = prior_std
         self.accountant = accountant
         self.random_state = random_state
+
+    def _rounds(self, n_splittable):
+        """``(n_rounds, n_trees)`` with "auto" resolved for ``n_splittable`` features that have two bins or more."""
+        n_splittable = max(1, n_splittable)
+        rounds = ROUNDS_PER_FEATURE * n_splittable if self.n_rounds == "auto" else self.n_rounds
+        trees = TREES_PER_FEATURE * n_splittable if self.n_trees == "auto" else self.n_trees
+        return rounds, trees
 
     def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):
         name = type(self).__name__
@@ -286,55 +284,56 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         preprocessor = PublicPreprocessor(encoding="ordinal") if self.preprocessor == "auto" else self.preprocessor
         self.preprocessor_ = None if isinstance(preprocessor, str) else clone(preprocessor).fit(X_public, None)
         Z_public = X_public if self.preprocessor_ is None else self.preprocessor_.transform(X_public)
-        Z_public = _dense(public_matrix(Z_public, name))
+        Z_public = _dense(public_matrix(Z_public, name)).astype(np.float64, copy=False)
         mu = float(gdp_mu(self.epsilon, self.delta))
         if self.min_bin_rows == "auto":  # public quantities: n_private, the public rows, the budget
             base = n_private / AUTO_BINS
-            rounds = self.n_rounds
-            if rounds == "auto":
-                edges = public_bin_edges(Z_public, base * n_public / n_private)
-                rounds = ROUNDS_PER_FEATURE * max(1, sum(e.size > 0 for e in edges))
+            edges = public_bin_edges(Z_public, base * n_public / n_private)
+            rounds = sum(self._rounds(sum(e.size > 0 for e in edges)))
             noise_rows = BIN_NOISE_RATIO * binned_sum_sigma(self.clip, rounds, mu) / self.clip
             self.min_bin_rows_ = max(base, min(noise_rows, n_private / MIN_BINS))
         else:
             self.min_bin_rows_ = float(self.min_bin_rows)
-        self.bin_edges_ = public_bin_edges(Z_public, self.min_bin_rows_ * n_public / n_private)
+        min_public = self.min_bin_rows_ * n_public / n_private
+        self.bin_edges_ = public_bin_edges(Z_public, min_public)
         splittable = [j for j, edges in enumerate(self.bin_edges_) if edges.size] or [0]  # else: intercept rounds
-        self.n_rounds_ = ROUNDS_PER_FEATURE * len(splittable) if self.n_rounds == "auto" else self.n_rounds
+        self.n_rounds_, self.n_trees_ = self._rounds(len(splittable) if splittable != [0] else 0)
         cycles = [rng.permutation(splittable) for _ in range(-(-self.n_rounds_ // len(splittable)))]
         self.round_features_ = np.concatenate(cycles)[: self.n_rounds_]
-        self.sigma_ = binned_sum_sigma(self.clip, self.n_rounds_, mu)
+        self.trees_ = [
+            grow_public_tree(Z_public, splittable, self.max_depth, max(min_public, 1.0), rng)
+            for _ in range(self.n_trees_)
+        ]
+        partitions = [FeatureBins(j, self.bin_edges_[j]) for j in self.round_features_] + self.trees_
+        self.sigma_ = binned_sum_sigma(self.clip, len(partitions), mu)
 
         # 2. The private rows: one noisy release of clipped gradient sums per round.
         Z_private = X_private if self.preprocessor_ is None else transform_private(self.preprocessor_, X_private, name)
-        Z_private = _dense(private_matrix(Z_private, name))
+        Z_private = _dense(private_matrix(Z_private, name)).astype(np.float64, copy=False)
         codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
         ratio = n_private / n_public  # public hessians stand in for the private rows' (n_private is public)
         F_private, F_public = np.zeros((n_private, classes.size)), np.zeros((n_public, classes.size))
         values = []
-        for j in self.round_features_:
-            edges = self.bin_edges_[j]
-            bins_private = np.searchsorted(edges, Z_private[:, j], side="right")
-            bins_public = np.searchsorted(edges, Z_public[:, j], side="right")
+        for partition in partitions:
+            cells_private, cells_public = partition.apply(Z_private), partition.apply(Z_public)
+            n_cells = partition.n_cells
             sums = noisy_bin_sums(
-                bins_private, codes, softmax(F_private, axis=1), self.clip, edges.size + 1, self.sigma_, rng
+                cells_private, codes, softmax(F_private, axis=1), self.clip, n_cells, self.sigma_, rng
             )
             p = softmax(F_public, axis=1)
             hessians = ratio * np.stack(
-                [np.bincount(bins_public, weights=h, minlength=edges.size + 1) for h in (p * (1.0 - p)).T], axis=1
+                [np.bincount(cells_public, weights=h, minlength=n_cells) for h in (p * (1.0 - p)).T], axis=1
             )
             step = _bin_values(sums, hessians, self.sigma_, self.learning_rate, self.prior_std)
-            F_private += step[bins_private]
-            F_public += step[bins_public]
+            F_private += step[cells_private]
+            F_public += step[cells_public]
             values.append(step)
-        self.model_ = AdditiveBinsModel(
-            self.preprocessor_, self.round_features_.copy(), [self.bin_edges_[j] for j in self.round_features_],
-            values, classes,
-        )  # fmt: skip
+        self.model_ = BoostedPartitionsModel(self.preprocessor_, partitions, values, classes)
 
     def _mechanism(self):
         return (
-            f"noisy boosting, {self.n_rounds_} rounds of per-bin clipped gradient sums over one feature's public bins "
+            f"noisy boosting, {self.n_rounds_ + self.n_trees_} rounds ({self.n_rounds_} over one feature's public "
+            f"bins, {self.n_trees_} over a random public tree's leaves) of per-cell clipped gradient sums "
             f"(clip={self.clip:g}, sigma={self.sigma_:.4g})"
         )
 
@@ -346,29 +345,27 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         return tags
 
 
-class AdditiveBinsModel(LogitsModelMixin, PublishedModelMixin, ClassifierMixin, BaseEstimator):
-    """A sum of step functions of single features over public bins: what :class:`NoisyBoostingClassifier` publishes.
+class BoostedPartitionsModel(LogitsModelMixin, PublishedModelMixin, ClassifierMixin, BaseEstimator):
+    """A sum of step functions over public partitions: what :class:`NoisyBoostingClassifier` publishes.
 
     Not fitted by itself: built from the fitted preprocessor (or None) and, per
-    round, the feature it binned, the bins' lower edges (from public rows) and
-    the bins' noisy values. The logits of a row are the sum over rounds of its
-    bin's values.
+    round, the partition (a feature's bins or a random tree's leaves, both cut
+    from public rows; :mod:`skpate.pool.partitions`) and its cells' noisy
+    values. The logits of a row are the sum over rounds of its cell's values.
 
     Parameters
     ----------
     preprocessor : fitted transformer or None
-    features : ndarray of int, shape (n_rounds,)
-    edges : list of ndarray
-        Per round, the lower edges of the bins (``n_bins - 1`` of them).
-    values : list of ndarray of shape (n_bins, n_classes)
-        Per round, the value of each bin.
+    partitions : list of FeatureBins or PublicTree
+        Per round, the partition: ``apply(Z)`` gives every row's cell.
+    values : list of ndarray of shape (n_cells, n_classes)
+        Per round, the value of each cell.
     classes : ndarray of shape (n_classes,)
     """
 
-    def __init__(self, preprocessor, features, edges, values, classes):
+    def __init__(self, preprocessor, partitions, values, classes):
         self.preprocessor = preprocessor
-        self.features = features
-        self.edges = edges
+        self.partitions = partitions
         self.values = values
         self.classes = classes
 
@@ -377,6 +374,6 @@ class AdditiveBinsModel(LogitsModelMixin, PublishedModelMixin, ClassifierMixin, 
         Z = X if self.preprocessor is None else self.preprocessor.transform(X)
         Z = _dense(check_array(Z, accept_sparse="csr", dtype=np.float64))
         F = np.zeros((Z.shape[0], self.classes_.size))
-        for j, edges, values in zip(self.features, self.edges, self.values):
-            F += values[np.searchsorted(edges, Z[:, j], side="right")]
+        for partition, values in zip(self.partitions, self.values):
+            F += values[partition.apply(Z)]
         return F

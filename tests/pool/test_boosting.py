@@ -10,7 +10,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skpate import NoisyBoostingClassifier, NoisyGDClassifier
-from skpate.pool.boosting import AdditiveBinsModel, clipped_bin_sums, noisy_bin_sums
+from skpate.pool.boosting import BoostedPartitionsModel, clipped_bin_sums, noisy_bin_sums
+from skpate.pool.partitions import FeatureBins, PublicTree, grow_public_tree
 from skpate.privacy.calibration import binned_sum_sigma
 from skpate.privacy.gdp import gdp_epsilon
 from skpate.privacy.sensitivity import binned_sum_sensitivity
@@ -23,39 +24,51 @@ def model(**params):
 def test_the_noise_is_the_hand_derived_sigma_and_spends_the_budget(binary_split, reference_gdp_mu):
     X, y, X_public, _ = binary_split
     boost = model(epsilon=0.5, clip=0.3).fit(X, y, X_public=X_public)
-    # "auto": 3 cycles over the 6 features (every one is continuous: several public bins); rows per bin
-    # max(n_private / 64, min(10 sigma / clip, n_private / 4)) with sigma / clip = 2 sqrt(18) / mu: here n_private / 4.
-    noise_rows = 10 * 2 * np.sqrt(18) / reference_gdp_mu(0.5, 1e-5)
-    assert boost.n_rounds_ == 18 and boost.min_bin_rows_ == pytest.approx(max(1400 / 64, min(noise_rows, 1400 / 4)))
+    # "auto": 3 cycles over the 6 features (every one is continuous: several public bins) and one random tree per
+    # feature, T = 24 rounds; rows per cell max(n_private / 64, min(10 sigma / clip, n_private / 4)) with
+    # sigma / clip = 2 sqrt(24) / mu: here n_private / 4.
+    noise_rows = 10 * 2 * np.sqrt(24) / reference_gdp_mu(0.5, 1e-5)
+    assert boost.n_rounds_ == 18 and boost.n_trees_ == 6 and len(boost.trees_) == 6
+    assert boost.min_bin_rows_ == pytest.approx(max(1400 / 64, min(noise_rows, 1400 / 4)))
     assert model(epsilon=50.0).fit(X, y, X_public=X_public).min_bin_rows_ == pytest.approx(1400 / 64)  # little noise
-    # Hand-derived: one replaced row moves a round's bin sums by at most 2 clip; T rounds at sigma compose to
+    # Hand-derived: one replaced row moves a round's cell sums by at most 2 clip; T rounds at sigma compose to
     # 2 clip sqrt(T) / sigma-GDP, and mu is solved independently of skpate (conftest).
-    assert boost.sigma_ == pytest.approx(2 * 0.3 * np.sqrt(18) / reference_gdp_mu(0.5, 1e-5), rel=1e-6)
+    assert boost.sigma_ == pytest.approx(2 * 0.3 * np.sqrt(24) / reference_gdp_mu(0.5, 1e-5), rel=1e-6)
     assert boost.privacy_spent_ == (0.5, 1e-5) and boost.privacy_report_.guarantee == "budget"
-    assert gdp_epsilon(2 * 0.3 * np.sqrt(18) / boost.sigma_, 1e-5) == pytest.approx(0.5, rel=1e-6)
+    assert gdp_epsilon(2 * 0.3 * np.sqrt(24) / boost.sigma_, 1e-5) == pytest.approx(0.5, rel=1e-6)
     assert f"sigma={boost.sigma_:.4g}" in boost.privacy_report_.mechanism
     # Public quantities only: other private rows (other labels) get the same noise; set rounds change it as sqrt(T).
     other = model(epsilon=0.5, clip=0.3).fit(X[::-1], 1 - y, X_public=X_public)
     assert other.sigma_ == boost.sigma_
-    ten = model(epsilon=0.5, clip=0.3, n_rounds=10).fit(X, y, X_public=X_public)
-    assert ten.n_rounds_ == 10 and ten.sigma_ == pytest.approx(2 * 0.3 * np.sqrt(10) / reference_gdp_mu(0.5, 1e-5))
+    ten = model(epsilon=0.5, clip=0.3, n_rounds=10, n_trees=3).fit(X, y, X_public=X_public)
+    assert (ten.n_rounds_, ten.n_trees_) == (10, 3)
+    assert ten.sigma_ == pytest.approx(2 * 0.3 * np.sqrt(13) / reference_gdp_mu(0.5, 1e-5))
+    additive = model(epsilon=0.5, clip=0.3, n_rounds=10, n_trees=0).fit(X, y, X_public=X_public)
+    assert additive.trees_ == []
+    assert additive.sigma_ == pytest.approx(2 * 0.3 * np.sqrt(10) / reference_gdp_mu(0.5, 1e-5))
     assert binned_sum_sensitivity(0.3) == pytest.approx(0.6) and binned_sum_sensitivity(0.3, "add-remove") == 0.3
     assert binned_sum_sigma(0.3, 10, 2.0) == pytest.approx(2 * 0.3 * np.sqrt(10) / 2.0)
 
 
-def _bin(value, edges):
-    """A row's bin, counted: how many lower edges it reaches."""
-    return sum(1 for edge in edges if value >= edge)
+def _cell(z, partition):
+    """A row's cell, found by hand: how many lower edges it reaches, or the leaf its path through the tree ends in."""
+    if isinstance(partition, FeatureBins):
+        return sum(1 for edge in partition.edges if z[partition.feature] >= edge)
+    node, leaves = 0, np.flatnonzero(partition.feature < 0)
+    while partition.feature[node] >= 0:
+        below = z[partition.feature[node]] < partition.threshold[node]
+        node = partition.left[node] if below else partition.right[node]
+    return int(np.searchsorted(leaves, node))
 
 
 def _recount(Z, y, published, clip):
     """Every round's clipped gradient sums, recounted row by row from the released state before the round."""
     n_classes = published.classes_.size
-    tables = [np.zeros((e.size + 1, n_classes)) for e in published.edges]
+    tables = [np.zeros((partition.n_cells, n_classes)) for partition in published.partitions]
     for z, label in zip(Z, y):
         logits = np.zeros(n_classes)
-        for table, j, edges, values in zip(tables, published.features, published.edges, published.values):
-            b = _bin(z[j], edges)
+        for table, partition, values in zip(tables, published.partitions, published.values):
+            b = _cell(z, partition)
             p = np.exp(logits - logits.max())
             gradient = np.eye(n_classes)[label] - p / p.sum()
             norm = np.sqrt(np.sum(gradient**2))
@@ -67,11 +80,11 @@ def _recount(Z, y, published, clip):
 def _library_sums(Z, y, published, clip):
     """The same sums with the functions the fit calls."""
     F, sums = np.zeros((len(Z), published.classes_.size)), []
-    for j, edges, values in zip(published.features, published.edges, published.values):
-        bins = np.searchsorted(edges, Z[:, j], side="right")
+    for partition, values in zip(published.partitions, published.values):
+        cells = partition.apply(Z)
         p = np.exp(F - F.max(axis=1, keepdims=True))
-        sums.append(clipped_bin_sums(bins, y, p / p.sum(axis=1, keepdims=True), clip, edges.size + 1))
-        F += values[bins]
+        sums.append(clipped_bin_sums(cells, y, p / p.sum(axis=1, keepdims=True), clip, partition.n_cells))
+        F += values[cells]
     return sums
 
 
@@ -79,9 +92,16 @@ def test_a_recount_bounds_every_rounds_change_under_replace_one_by_2_clip(three_
     X, y, X_public = three_class_split_small
     X, y, clip = X[:300].copy(), y[:300].copy(), 0.4
     boost = NoisyBoostingClassifier(
-        epsilon=4.0, classes=[0, 1, 2, 3], preprocessor="passthrough", n_rounds=8, clip=clip, random_state=0
+        epsilon=4.0,
+        classes=[0, 1, 2, 3],
+        preprocessor="passthrough",
+        n_rounds=8,
+        n_trees=3,
+        clip=clip,
+        random_state=0,
     ).fit(X, y, X_public=X_public)
     published = boost.export_model()
+    assert [type(partition) for partition in published.partitions] == [FeatureBins] * 8 + [PublicTree] * 3
     low, high = X_public.min(axis=0), X_public.max(axis=0)
     neighbours = {  # row 0 replaced by an adversarial row
         "outlier": (np.full(X.shape[1], 1e300), y[0]),
@@ -136,6 +156,12 @@ def test_the_structure_comes_from_the_public_rows_alone_before_any_private_row_i
     for boost in [*fits, failed]:
         np.testing.assert_array_equal(boost.round_features_, reference.round_features_)
         assert boost.sigma_ == reference.sigma_
+        for tree, same in zip(boost.trees_, reference.trees_, strict=True):  # the random trees too
+            for part in ("feature", "left", "right"):
+                np.testing.assert_array_equal(getattr(tree, part), getattr(same, part))
+    for boost, same in ((fits[1], fits[0]), (failed, reference)):  # the same preprocessor: the same thresholds
+        for tree, same_tree in zip(boost.trees_, same.trees_):
+            np.testing.assert_array_equal(tree.threshold, same_tree.threshold)
     for boost in fits:  # the default preprocessor is fitted on the public rows: its bins are the same for both
         assert all(np.array_equal(a, b) for a, b in zip(boost.bin_edges_, fits[0].bin_edges_))
     for edges, same, column in zip(failed.bin_edges_, reference.bin_edges_, X_public.T):
@@ -156,7 +182,8 @@ def test_an_audit_of_one_round_stays_below_its_epsilon():
     X = rng.normal(size=(4000, 2))
     y = (X[:, 0] > 0).astype(int)
     epsilon, delta, clip = 2.0, 1e-4, 0.5
-    boost = model(epsilon=epsilon, delta=delta, n_rounds=1, clip=clip).fit(X[:3000], y[:3000], X_public=X[3000:])
+    one_round = model(epsilon=epsilon, delta=delta, n_rounds=1, n_trees=0, clip=clip)
+    boost = one_round.fit(X[:3000], y[:3000], X_public=X[3000:])
     sigma = boost.sigma_
     # 20 rows in 4 bins at the first round's state (p = 1/2); the neighbour relabels row 0.
     bins, codes, proba = np.arange(20) % 4, np.arange(20) % 2, np.full((20, 2), 0.5)
@@ -192,12 +219,39 @@ def test_it_beats_noisy_gradient_descent_on_a_nonlinear_table():
     assert boost_accuracy > 0.85 and boost_accuracy > gd_accuracy + 0.1
 
 
+def test_random_public_trees_are_median_splits_of_the_public_rows_with_leaves_of_min_rows():
+    rng = np.random.default_rng(3)
+    Z = np.column_stack([rng.normal(size=2000), rng.integers(0, 3, 2000), np.zeros(2000)])  # a constant column
+    tree = grow_public_tree(Z, [0, 1, 2], max_depth=4, min_rows=100, rng=np.random.default_rng(0))
+    cells = tree.apply(Z)
+    counts = np.bincount(cells, minlength=tree.n_cells)
+    assert counts.min() >= 100 and 2 <= tree.n_cells <= 2**4
+    inner = tree.feature >= 0
+    assert set(tree.feature[inner]) <= {0, 1}  # the constant column cannot be cut
+    for j, threshold in zip(tree.feature[inner], tree.threshold[inner]):
+        assert threshold in Z[:, j]  # every threshold is a public value
+    assert [_cell(z, tree) for z in Z[:50]] == list(cells[:50])  # the vectorised descent is the row-by-row one
+    same = grow_public_tree(Z, [0, 1, 2], max_depth=4, min_rows=100, rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(same.threshold, tree.threshold)  # public rows and the generator fix it
+    assert grow_public_tree(Z, [0], max_depth=3, min_rows=1500, rng=rng).n_cells == 1  # too few rows to split
+
+
+def test_the_random_trees_learn_an_interaction_an_additive_model_cannot():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(12000, 4))
+    y = ((X[:, 0] > 0) ^ (X[:, 1] > 0)).astype(int)  # no feature alone says anything
+    split, public, new = (X[:8000], y[:8000]), X[8000:10000], (X[10000:], y[10000:])
+    additive = model(epsilon=4.0, n_trees=0).fit(*split, X_public=public).score(*new)
+    trees = model(epsilon=4.0).fit(*split, X_public=public).score(*new)
+    assert additive < 0.6 and trees > 0.8
+
+
 def test_multi_class_and_the_published_model(three_class_split):
     X, y, X_public, y_public = three_class_split
     boost = model(epsilon=4.0, classes=[0, 1, 2]).fit(X, y, X_public=X_public)
     assert boost.score(X_public, y_public) > 0.5  # chance: 1/3
     published = boost.export_model()
-    assert isinstance(published, AdditiveBinsModel)
+    assert isinstance(published, BoostedPartitionsModel)
     np.testing.assert_allclose(published.decision_function(X_public), boost.decision_function(X_public))
     np.testing.assert_allclose(published.predict_proba(X_public).sum(axis=1), 1.0)
     np.testing.assert_allclose(np.exp(boost.predict_log_proba(X_public)), boost.predict_proba(X_public))
@@ -227,7 +281,14 @@ def test_mixed_tables_huge_values_missing_values_and_one_class_pass_the_public_p
 
 def test_parameters_are_validated_before_the_fit(binary_split):
     X, y, X_public, _ = binary_split
-    for params in ({"preprocessor": "onehot"}, {"n_rounds": 0}, {"min_bin_rows": -1}, {"prior_std": 0.0}):
+    for params in (
+        {"preprocessor": "onehot"},
+        {"n_rounds": 0},
+        {"n_trees": -1},
+        {"max_depth": 0},
+        {"min_bin_rows": -1},
+        {"prior_std": 0.0},
+    ):
         with pytest.raises(InvalidParameterError):
             model(**params).fit(X, y, X_public=X_public)
     frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
