@@ -41,7 +41,13 @@ from ._base import BasePoolClassifier, private_matrix, public_matrix
 from ._logits import LogitsModelMixin, PredictsWithModelMixin
 from .partitions import FeatureBins, grow_public_tree, public_bin_edges
 
-__all__ = ["BoostedPartitionsModel", "NoisyBoostingClassifier", "clipped_bin_sums", "noisy_bin_sums"]
+__all__ = [
+    "BoostedPartitionsModel",
+    "NoisyBoostingClassifier",
+    "clipped_bin_sums",
+    "noisy_bin_sums",
+    "released_spreads",
+]
 
 #: ``min_bin_rows="auto"`` is at least ``n_private / AUTO_BINS`` and ``n_rounds="auto"`` is ``ROUNDS_PER_FEATURE``
 #: cycles over the features: chosen on UCI Adult's evaluation rows (non-private tuning, disclosed; issue 31) and
@@ -104,6 +110,34 @@ def _bin_values(sums, hessians, sigma, learning_rate, prior_std):
     return learning_rate * share * sums * hessians / (hessians**2 + share * (sigma / prior_std) ** 2)
 
 
+def released_spreads(Z_public, partitions, values, features):
+    """Per feature, the spread of what its feature rounds added to the logits of the public rows.
+
+    The sum over the classes of the standard deviation, over the public rows, of the feature's summed step
+    functions: a function of the public rows and released values only (post-processing). A feature the private
+    rows say little about gets a spread near 0.
+
+    Parameters
+    ----------
+    Z_public : ndarray of shape (n_public, n_features)
+    partitions : list of FeatureBins or PublicTree
+        The rounds released so far (trees are skipped).
+    values : list of ndarray of shape (n_cells, n_classes)
+        Their released cell values.
+    features : array-like of int
+
+    Returns
+    -------
+    spreads : ndarray of shape (len(features),)
+    """
+    n_classes = values[0].shape[1] if values else 1
+    totals = {int(j): np.zeros((Z_public.shape[0], n_classes)) for j in features}
+    for partition, step in zip(partitions, values):
+        if isinstance(partition, FeatureBins) and partition.feature in totals:
+            totals[partition.feature] += step[partition.apply(Z_public)]
+    return np.array([np.sum(np.std(totals[int(j)], axis=0)) for j in features])
+
+
 def _dense(Z):
     return Z.toarray() if sp.issparse(Z) else np.asarray(Z)
 
@@ -122,7 +156,10 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
     of a random tree grown on the public rows (a random feature per node, cut at
     its public rows' median, down to ``max_depth`` or to leaves of
     ``min_bin_rows``), which reaches interactions of up to ``max_depth``
-    features. Every round, over its partition:
+    features. A tree draws its features in proportion to the squared spread,
+    on the public rows, of what the feature rounds released for each
+    (:func:`released_spreads`): post-processing, it favours the features the
+    private rows spoke for. Every round, over its partition:
 
     1. every private row computes its softmax gradient ``e_y - softmax(F(x))``,
        clipped to L2 norm ``clip``;
@@ -135,7 +172,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
        mean under a ``N(0, prior_std^2)`` prior; it is added to ``F``.
 
     Privacy (replace-one): the partitions and their order come from the public
-    rows and the random state alone, so a replaced row leaves one cell of the
+    rows, the earlier releases and the random state alone, so a replaced row leaves one cell of the
     round and its replacement enters one. In the same cell the sum moves by
     ``g' - g``, at most ``2 clip``; in two cells, the two sums move by ``g`` and
     ``g'``, together at most ``sqrt(2) clip``
@@ -214,6 +251,9 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
     round_features_ : ndarray of int, shape (n_rounds,)
         The feature each feature round bins.
     n_trees_ : int
+    tree_weights_ : ndarray
+        Per feature with two bins or more, the weight of its draws in the trees (the squared
+        :func:`released_spreads` after the feature rounds; public).
     trees_ : list of skpate.pool.partitions.PublicTree
         The random trees of the tree rounds, grown on the public rows.
     sigma_ : float
@@ -280,7 +320,8 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
     def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):
         name = type(self).__name__
         n_private, n_public = _num_samples(X_private), _num_samples(X_public)
-        # 1. The structure, from the public rows (and public counts) alone, before any private row is read.
+        # 1. The bins and the feature rounds, from the public rows (and public counts) alone, before any private
+        # row is read.
         preprocessor = PublicPreprocessor(encoding="ordinal") if self.preprocessor == "auto" else self.preprocessor
         self.preprocessor_ = None if isinstance(preprocessor, str) else clone(preprocessor).fit(X_public, None)
         Z_public = X_public if self.preprocessor_ is None else self.preprocessor_.transform(X_public)
@@ -300,12 +341,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         self.n_rounds_, self.n_trees_ = self._rounds(len(splittable) if splittable != [0] else 0)
         cycles = [rng.permutation(splittable) for _ in range(-(-self.n_rounds_ // len(splittable)))]
         self.round_features_ = np.concatenate(cycles)[: self.n_rounds_]
-        self.trees_ = [
-            grow_public_tree(Z_public, splittable, self.max_depth, max(min_public, 1.0), rng)
-            for _ in range(self.n_trees_)
-        ]
-        partitions = [FeatureBins(j, self.bin_edges_[j]) for j in self.round_features_] + self.trees_
-        self.sigma_ = binned_sum_sigma(self.clip, len(partitions), mu)
+        self.sigma_ = binned_sum_sigma(self.clip, self.n_rounds_ + self.n_trees_, mu)
 
         # 2. The private rows: one noisy release of clipped gradient sums per round.
         Z_private = X_private if self.preprocessor_ is None else transform_private(self.preprocessor_, X_private, name)
@@ -313,21 +349,32 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
         ratio = n_private / n_public  # public hessians stand in for the private rows' (n_private is public)
         F_private, F_public = np.zeros((n_private, classes.size)), np.zeros((n_public, classes.size))
-        values = []
-        for partition in partitions:
+        partitions, values = [], []
+
+        def boost(partition):
             cells_private, cells_public = partition.apply(Z_private), partition.apply(Z_public)
-            n_cells = partition.n_cells
             sums = noisy_bin_sums(
-                cells_private, codes, softmax(F_private, axis=1), self.clip, n_cells, self.sigma_, rng
+                cells_private, codes, softmax(F_private, axis=1), self.clip, partition.n_cells, self.sigma_, rng
             )
             p = softmax(F_public, axis=1)
             hessians = ratio * np.stack(
-                [np.bincount(cells_public, weights=h, minlength=n_cells) for h in (p * (1.0 - p)).T], axis=1
+                [np.bincount(cells_public, weights=h, minlength=partition.n_cells) for h in (p * (1.0 - p)).T], axis=1
             )
             step = _bin_values(sums, hessians, self.sigma_, self.learning_rate, self.prior_std)
-            F_private += step[cells_private]
-            F_public += step[cells_public]
+            F_private[:] += step[cells_private]
+            F_public[:] += step[cells_public]
+            partitions.append(partition)
             values.append(step)
+
+        for j in self.round_features_:
+            boost(FeatureBins(j, self.bin_edges_[j]))
+        # 3. The trees, from the public rows and the released feature rounds (post-processing), one release each.
+        self.tree_weights_ = released_spreads(Z_public, partitions, values, splittable) ** 2
+        self.trees_ = []
+        for _ in range(self.n_trees_):
+            tree = grow_public_tree(Z_public, splittable, self.max_depth, max(min_public, 1.0), rng, self.tree_weights_)
+            self.trees_.append(tree)
+            boost(tree)
         self.model_ = BoostedPartitionsModel(self.preprocessor_, partitions, values, classes)
 
     def _mechanism(self):

@@ -116,13 +116,14 @@ def _median_cut(column, min_rows):
     return values[best + 1]
 
 
-def grow_public_tree(Z_public, features, max_depth, min_rows, rng):
+def grow_public_tree(Z_public, features, max_depth, min_rows, rng, weights=None):
     """A random tree on the public rows: each node splits a random feature at its public rows' median.
 
     A node is split while it is above ``max_depth`` and holds at least ``2 min_rows`` public rows: the features are
-    tried in a random order and the first whose median cut leaves ``min_rows`` public rows on each side is taken (a
-    node where none does is a leaf). The leaves hold about equal numbers of public rows, ``min_rows`` at least. No
-    label and no private row is read: the tree is a function of the public rows and ``rng``.
+    tried in a random order (drawn in proportion to ``weights`` without replacement) and the first whose median cut
+    leaves ``min_rows`` public rows on each side is taken (a node where none does is a leaf). The leaves hold about
+    equal numbers of public rows, ``min_rows`` at least. No label and no private row is read: the tree is a function
+    of the public rows, ``weights`` and ``rng``.
 
     Parameters
     ----------
@@ -133,6 +134,9 @@ def grow_public_tree(Z_public, features, max_depth, min_rows, rng):
     min_rows : float
         Public rows a leaf holds at least.
     rng : numpy.random.Generator
+    weights : array-like of shape (len(features),), default=None
+        Non-negative; None draws the features uniformly. Each is floored at ``1e-9`` of the largest, so every
+        feature can be drawn.
 
     Returns
     -------
@@ -140,13 +144,17 @@ def grow_public_tree(Z_public, features, max_depth, min_rows, rng):
     """
     Z_public = np.asarray(Z_public, dtype=np.float64)
     features = np.asarray(features, dtype=np.intp)
+    if weights is None or not np.max(weights) > 0:
+        weights = np.ones(features.size)
+    weights = np.maximum(np.asarray(weights, dtype=np.float64), 1e-9 * np.max(weights))
+    weights /= weights.sum()
     feature, threshold, left, right = [-1], [0.0], [-1], [-1]
     stack = [(0, np.arange(Z_public.shape[0]), 0)]
     while stack:
         node, rows, depth = stack.pop()
         if depth >= max_depth or rows.size < 2 * min_rows:
             continue
-        for j in rng.permutation(features):
+        for j in rng.choice(features, size=features.size, replace=False, p=weights):
             cut = _median_cut(Z_public[rows, j], min_rows)
             if cut is None:
                 continue

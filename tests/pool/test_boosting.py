@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skpate import NoisyBoostingClassifier, NoisyGDClassifier
-from skpate.pool.boosting import BoostedPartitionsModel, clipped_bin_sums, noisy_bin_sums
+from skpate.pool.boosting import BoostedPartitionsModel, clipped_bin_sums, noisy_bin_sums, released_spreads
 from skpate.pool.partitions import FeatureBins, PublicTree, grow_public_tree
 from skpate.privacy.calibration import binned_sum_sigma
 from skpate.privacy.gdp import gdp_epsilon
@@ -140,7 +140,7 @@ class _PublicRowsOnly(TransformerMixin, BaseEstimator):
         return np.asarray(X, dtype=float)
 
 
-def test_the_structure_comes_from_the_public_rows_alone_before_any_private_row_is_read(binary_split):
+def test_the_structure_comes_from_the_public_rows_and_the_releases_alone(binary_split):
     X, y, X_public, _ = binary_split
     X_public = X_public[:500]
     rng = np.random.default_rng(5)
@@ -156,12 +156,17 @@ def test_the_structure_comes_from_the_public_rows_alone_before_any_private_row_i
     for boost in [*fits, failed]:
         np.testing.assert_array_equal(boost.round_features_, reference.round_features_)
         assert boost.sigma_ == reference.sigma_
-        for tree, same in zip(boost.trees_, reference.trees_, strict=True):  # the random trees too
-            for part in ("feature", "left", "right"):
-                np.testing.assert_array_equal(getattr(tree, part), getattr(same, part))
-    for boost, same in ((fits[1], fits[0]), (failed, reference)):  # the same preprocessor: the same thresholds
-        for tree, same_tree in zip(boost.trees_, same.trees_):
-            np.testing.assert_array_equal(tree.threshold, same_tree.threshold)
+    for boost in [*fits, reference]:  # the trees: from the public rows and the released feature rounds only
+        published = boost.export_model()
+        Z_public = X_public if boost.preprocessor_ is None else boost.preprocessor_.transform(X_public)
+        features = [j for j, edges in enumerate(boost.bin_edges_) if edges.size]
+        spreads = released_spreads(Z_public, published.partitions, published.values, features)
+        np.testing.assert_allclose(boost.tree_weights_, spreads**2)
+        min_public = boost.min_bin_rows_ * len(X_public) / len(X)
+        for tree in boost.trees_:
+            assert np.bincount(tree.apply(Z_public)).min() >= min_public
+            inner = tree.feature >= 0
+            assert all(t in Z_public[:, j] for j, t in zip(tree.feature[inner], tree.threshold[inner]))
     for boost in fits:  # the default preprocessor is fitted on the public rows: its bins are the same for both
         assert all(np.array_equal(a, b) for a, b in zip(boost.bin_edges_, fits[0].bin_edges_))
     for edges, same, column in zip(failed.bin_edges_, reference.bin_edges_, X_public.T):
@@ -234,6 +239,9 @@ def test_random_public_trees_are_median_splits_of_the_public_rows_with_leaves_of
     same = grow_public_tree(Z, [0, 1, 2], max_depth=4, min_rows=100, rng=np.random.default_rng(0))
     np.testing.assert_array_equal(same.threshold, tree.threshold)  # public rows and the generator fix it
     assert grow_public_tree(Z, [0], max_depth=3, min_rows=1500, rng=rng).n_cells == 1  # too few rows to split
+    # Weights: a feature of weight 0 (floored at 1e-9 of the largest) is tried only where the others cannot split.
+    weighted = grow_public_tree(Z, [0, 1, 2], max_depth=3, min_rows=100, rng=rng, weights=[0.0, 1.0, 0.0])
+    assert weighted.feature[0] == 1 and set(weighted.feature[weighted.feature >= 0]) <= {0, 1}
 
 
 def test_the_random_trees_learn_an_interaction_an_additive_model_cannot():
