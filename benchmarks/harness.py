@@ -14,6 +14,7 @@ import math
 import os
 import pathlib
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -253,12 +254,16 @@ def seed_epsilon_loop(benchmark, methods, data, seeds, epsilons, sink, delta=DEL
     -------
     records : list of dict
     """
+    from skpate import SeededNoiseWarning
+
     records, start = [], time.perf_counter()
     for seed in seeds:
         for epsilon in epsilons:
             for method, factory in methods.items():
                 model, fit_start = factory(seed, epsilon), time.perf_counter()
-                model.fit(data.X_private, data.y_private, X_public=data.X_public)
+                with warnings.catch_warnings():  # seeded noise on purpose: a benchmark must be reproducible
+                    warnings.filterwarnings("ignore", category=SeededNoiseWarning)
+                    model.fit(data.X_private, data.y_private, X_public=data.X_public)
                 seconds = time.perf_counter() - fit_start
                 record = make_record(
                     benchmark, method, epsilon, seed, model.score(data.X_eval, data.y_eval), model.privacy_spent_[0],
