@@ -135,8 +135,8 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
        (:class:`~skpate.PrivateModelSelection`). The default is one candidate,
        :class:`~skpate.NoisyBoostingClassifier` (chosen on the development
        tables, docs/benchmarks/tabular.md), fitted on all the private rows
-       under the whole budget; it is additive (per-feature step functions), so
-       a label driven by a pure interaction of features needs
+       under the whole budget; its trees are random public ones, so a label
+       driven by a pure interaction that no feature shows alone may need
        ``candidates=["linear", "trees", "boosting"]`` (a private choice among
        the three) or a list of one's own;
     3. the published model is the preprocessor and the chosen candidate's
@@ -207,8 +207,9 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
     >>> clf.selected_["name"], clf.score(X[5000:], y[5000:]) > 0.8
     ('boosting', True)
 
-    A label driven by an interaction (the boosting is additive): a private
-    choice among three learners, each under a third of the budget's ``mu^2``.
+    A label driven by a pure interaction (no feature alone says anything, so
+    the boosting's random trees are not drawn toward it): a private choice
+    among three learners, each under a third of the budget's ``mu^2``.
 
     >>> y = np.where(X[:, 0] * X[:, 1] > 0, "yes", "no")
     >>> three = ["linear", "trees", "boosting"]
