@@ -172,10 +172,10 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
        mean under a ``N(0, prior_std^2)`` prior; it is added to ``F``.
 
     Privacy (replace-one): the partitions and their order come from the public
-    rows, the earlier releases and the random state alone, so a replaced row leaves one cell of the
-    round and its replacement enters one. In the same cell the sum moves by
-    ``g' - g``, at most ``2 clip``; in two cells, the two sums move by ``g`` and
-    ``g'``, together at most ``sqrt(2) clip``
+    rows, the earlier releases and the random state alone, so a replaced row
+    leaves one cell of the round and its replacement enters one. In the same
+    cell the sum moves by ``g' - g``, at most ``2 clip``; in two cells, the two
+    sums move by ``g`` and ``g'``, together at most ``sqrt(2) clip``
     (:func:`skpate.privacy.sensitivity.binned_sum_sensitivity`). Every other
     row's gradient depends on its own row and the earlier releases only, and
     the denominators on the public rows and the releases. So each round is
