@@ -44,7 +44,9 @@ def build_parser():
         sub.add_argument("--out", type=pathlib.Path, help="directory of the records (default: results/, or "
                          "results/scratch/ for any protocol other than the full one)")  # fmt: skip
 
-    headline = commands.add_parser("headline", help="rerun the PATE headline on UCI Adult (docs/benchmarks/adult.md) and redraw its figure")
+    headline = commands.add_parser(
+        "headline", help="rerun the PATE headline on UCI Adult (docs/benchmarks/adult.md) and redraw its figure"
+    )
     run_options(headline)
     headline.add_argument("--figure", type=pathlib.Path, help=f"where to draw the figure (default: {FIGURE} for the "
                           "full run, else privacy_utility.png next to the records)")  # fmt: skip
@@ -56,7 +58,9 @@ def build_parser():
     table.add_argument("records", type=pathlib.Path, nargs="+", help="JSON-lines record files")
     draw = commands.add_parser("figure", help="redraw the figure from benchmarks/results/ (no fitting)")
     draw.add_argument("-o", "--output", type=pathlib.Path, default=FIGURE)
-    suite = commands.add_parser("suite", help="the tabular suite (the README's table and figure): PrivateClassifier, DP-SGD peers, references")
+    suite = commands.add_parser(
+        "suite", help="the tabular suite (the README's table and figure): PrivateClassifier, DP-SGD peers, references"
+    )
     group = suite.add_mutually_exclusive_group()
     group.add_argument("--holdout", action="store_true", help="the holdout data sets instead of the suite")
     group.add_argument("--development", action="store_true", help="the development data sets (defaults chosen there)")
