@@ -338,7 +338,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         min_public = self.min_bin_rows_ * n_public / n_private
         self.bin_edges_ = public_bin_edges(Z_public, min_public)
         splittable = [j for j, edges in enumerate(self.bin_edges_) if edges.size] or [0]  # else: intercept rounds
-        self.n_rounds_, self.n_trees_ = self._rounds(len(splittable) if splittable != [0] else 0)
+        self.n_rounds_, self.n_trees_ = self._rounds(len(splittable))
         cycles = [rng.permutation(splittable) for _ in range(-(-self.n_rounds_ // len(splittable)))]
         self.round_features_ = np.concatenate(cycles)[: self.n_rounds_]
         self.sigma_ = binned_sum_sigma(self.clip, self.n_rounds_ + self.n_trees_, mu)
