@@ -24,18 +24,18 @@ def model(**params):
 def test_the_noise_is_the_hand_derived_sigma_and_spends_the_budget(binary_split, reference_gdp_mu):
     X, y, X_public, _ = binary_split
     boost = model(epsilon=0.5, clip=0.3).fit(X, y, X_public=X_public)
-    # "auto": 3 cycles over the 6 features (every one is continuous: several public bins) and two random trees per
-    # feature, T = 30 rounds; rows per cell max(n_private / 64, min(10 sigma / clip, n_private / 4)) with
-    # sigma / clip = 2 sqrt(30) / mu: here n_private / 4.
-    noise_rows = 10 * 2 * np.sqrt(30) / reference_gdp_mu(0.5, 1e-5)
-    assert boost.n_rounds_ == 18 and boost.n_trees_ == 12 and len(boost.trees_) == 12
+    # "auto": 3 cycles over the 6 features (every one is continuous: several public bins) and one random tree per
+    # feature, T = 24 rounds; rows per cell max(n_private / 64, min(10 sigma / clip, n_private / 4)) with
+    # sigma / clip = 2 sqrt(24) / mu: here n_private / 4.
+    noise_rows = 10 * 2 * np.sqrt(24) / reference_gdp_mu(0.5, 1e-5)
+    assert boost.n_rounds_ == 18 and boost.n_trees_ == 6 and len(boost.trees_) == 6
     assert boost.min_bin_rows_ == pytest.approx(max(1400 / 64, min(noise_rows, 1400 / 4)))
     assert model(epsilon=50.0).fit(X, y, X_public=X_public).min_bin_rows_ == pytest.approx(1400 / 64)  # little noise
     # Hand-derived: one replaced row moves a round's cell sums by at most 2 clip; T rounds at sigma compose to
     # 2 clip sqrt(T) / sigma-GDP, and mu is solved independently of skpate (conftest).
-    assert boost.sigma_ == pytest.approx(2 * 0.3 * np.sqrt(30) / reference_gdp_mu(0.5, 1e-5), rel=1e-6)
+    assert boost.sigma_ == pytest.approx(2 * 0.3 * np.sqrt(24) / reference_gdp_mu(0.5, 1e-5), rel=1e-6)
     assert boost.privacy_spent_ == (0.5, 1e-5) and boost.privacy_report_.guarantee == "budget"
-    assert gdp_epsilon(2 * 0.3 * np.sqrt(30) / boost.sigma_, 1e-5) == pytest.approx(0.5, rel=1e-6)
+    assert gdp_epsilon(2 * 0.3 * np.sqrt(24) / boost.sigma_, 1e-5) == pytest.approx(0.5, rel=1e-6)
     assert f"sigma={boost.sigma_:.4g}" in boost.privacy_report_.mechanism
     # Public quantities only: other private rows (other labels) get the same noise; set rounds change it as sqrt(T).
     other = model(epsilon=0.5, clip=0.3).fit(X[::-1], 1 - y, X_public=X_public)
