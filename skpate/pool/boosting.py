@@ -50,8 +50,9 @@ __all__ = [
 ]
 
 #: ``min_bin_rows="auto"`` is at least ``n_private / AUTO_BINS`` and ``n_rounds="auto"`` is ``ROUNDS_PER_FEATURE``
-#: cycles over the features: chosen on UCI Adult's evaluation rows (non-private tuning, disclosed; issue 31) and
-#: checked on the development tables of the tabular suite.
+#: cycles over the features: first chosen on UCI Adult's evaluation rows (non-private tuning, disclosed; issue 31), then
+#: re-checked with ``clip``, ``learning_rate`` and ``prior_std`` on the development tables alone, where no one-step move
+#: of any of them helps (docs/benchmarks/boosting.md).
 AUTO_BINS, ROUNDS_PER_FEATURE = 64, 3
 #: ``min_bin_rows="auto"`` is also at least ``BIN_NOISE_RATIO * sigma / clip`` (a bin's clipped sum at least that many
 #: noise standard deviations at full gradients), but never above ``n_private / MIN_BINS`` (so a feature keeps a few
