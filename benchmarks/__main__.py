@@ -164,8 +164,7 @@ def run_suite(args, log=print):
     from . import tabular_data
 
     group = "holdout" if args.holdout else "development" if args.development else "suite"
-    development = tabular_data.DEVELOPMENT + tabular_data.INTERACTION_DEVELOPMENT
-    names = args.datasets or {"holdout": tabular_data.HOLDOUT, "development": development}.get(
+    names = args.datasets or {"holdout": tabular_data.HOLDOUT, "development": tabular_data.ALL_DEVELOPMENT}.get(
         group, tabular_data.SUITE
     )
     seeds, epsilons = ([0], [1.0]) if args.quick else (list(range(tabular.SEEDS)), list(tabular.EPSILONS))

@@ -145,6 +145,8 @@ HOLDOUT = ("health_insurance", "airbag_injury")
 DEVELOPMENT = ("bird_strikes", "gss_degree", "youth_gender")
 #: Development sets with strong interactions (non-private boosting beats an additive model by 7-17 points).
 INTERACTION_DEVELOPMENT = ("contagious_disease", "storm_status", "batting_league")
+#: Every development set: where defaults are chosen.
+ALL_DEVELOPMENT = DEVELOPMENT + INTERACTION_DEVELOPMENT
 
 #: Fixed subsample of the flights (``numpy.random.default_rng(FLIGHTS_SEED)``, without replacement).
 FLIGHTS_ROWS = 60_000

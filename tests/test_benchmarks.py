@@ -142,8 +142,7 @@ def test_recorded_results_follow_the_schema():
         assert records, path
         from benchmarks import tabular_data
 
-        known = {"adult", "fashion_mnist", *tabular_data.SUITE, *tabular_data.HOLDOUT, *tabular_data.DEVELOPMENT}
-        known |= set(tabular_data.INTERACTION_DEVELOPMENT)
+        known = {"adult", "fashion_mnist", *tabular_data.SUITE, *tabular_data.HOLDOUT, *tabular_data.ALL_DEVELOPMENT}
         assert {r["benchmark"] for r in records} <= known
 
 

@@ -15,7 +15,7 @@ from sklearn.utils import Bunch  # noqa: E402
 
 from benchmarks import tabular_data  # noqa: E402
 
-DEVELOPMENT = tabular_data.DEVELOPMENT + tabular_data.INTERACTION_DEVELOPMENT
+DEVELOPMENT = tabular_data.ALL_DEVELOPMENT
 NAMES = tabular_data.SUITE + tabular_data.HOLDOUT + DEVELOPMENT
 
 
