@@ -119,6 +119,31 @@ on both groups.
     numeric, many missing in early years): year, stint, g, ab, r, h, X2b, X3b, hr, rbi, sb, cs, bb, so, ibb, hbp,
     sh, sf, gidp. Dropped: id (identifier) and team (it names the league).
 
+:data:`LABOR_DEVELOPMENT` holds three more, large labour-survey tables of the kind of UCI Adult (19,000 to 32,000
+rows, persons described by income, schooling, work and family), added to choose settings whose effect depends on
+the budget: the six above are smaller, and the settings they favoured at every budget (more random trees) lost on
+UCI Adult at small budgets. Two are additive, one has a weak interaction (non-private HistGradientBoosting 2 points
+above its additive version).
+
+``cps_parttime`` -- binary, 28,155 rows
+    AER's ``CPS1988``: men aged 18 to 70 in the March 1988 Current Population Survey (R package AER,
+    GPL-2 | GPL-3). Label: ``parttime`` (full time, part time). Features (6): 3 numeric (weekly wage, years of
+    education, years of potential experience), 3 categorical (ethnicity, smsa, region); no missing values. No
+    column dropped.
+``nls_union`` -- binary, 19,238 rows
+    sampleSelection's ``nlswork``: the National Longitudinal Survey of young working women, 1968-1988, one row per
+    woman and interview year (R package sampleSelection, GPL-2 | GPL-3). Label: ``union`` (non-union, union);
+    the 9,296 rows without it are dropped. Features (19, all numeric, some missing): year, birth_yr, age, race,
+    msp, nev_mar, grade, collgrad, not_smsa, c_city, south, ind_code, occ_code, wks_ue, ttl_exp, tenure, hours,
+    wks_work, ln_wage. Dropped: idcode (identifier). A woman's rows of different years fall on both sides of a
+    random split.
+``mothers_worked`` -- binary, 31,857 rows
+    wooldridge's ``labsup``: black or Hispanic mothers of at least two children, US census of 1980, as used by
+    Angrist and Evans (1998) (R package wooldridge, GPL-3). Label: ``worked`` (not worked, worked), the mother
+    worked last year. Features (14, all numeric): kids, morekids, boys2, girls2, boy1st, boy2nd, samesex,
+    multi2nd, age, agefstm, black, hispan, faminc, educ. Dropped: what measures the label (weeks, hours, labinc),
+    nonmomi (family income minus the mother's: with faminc it gives her labour income) and agesq (age squared).
+
 Examples
 --------
 >>> from benchmarks import tabular_data  # doctest: +SKIP
@@ -145,8 +170,10 @@ HOLDOUT = ("health_insurance", "airbag_injury")
 DEVELOPMENT = ("bird_strikes", "gss_degree", "youth_gender")
 #: Development sets with strong interactions (non-private boosting beats an additive model by 7-17 points).
 INTERACTION_DEVELOPMENT = ("contagious_disease", "storm_status", "batting_league")
+#: Large labour-survey development sets of the kind of UCI Adult (19,000-32,000 rows), for budget-dependent settings.
+LABOR_DEVELOPMENT = ("cps_parttime", "nls_union", "mothers_worked")
 #: Every development set: where defaults are chosen.
-ALL_DEVELOPMENT = DEVELOPMENT + INTERACTION_DEVELOPMENT
+ALL_DEVELOPMENT = DEVELOPMENT + INTERACTION_DEVELOPMENT + LABOR_DEVELOPMENT
 
 #: Fixed subsample of the flights (``numpy.random.default_rng(FLIGHTS_SEED)``, without replacement).
 FLIGHTS_ROWS = 60_000
@@ -297,6 +324,26 @@ def _batting_league():
     return frame.drop(columns=["id", "team", "lg"]), _labels(frame["lg"])
 
 
+def _cps_parttime():
+    frame = _frame("AER", "CPS1988")
+    labels = np.where(frame["parttime"].astype(str) == "yes", "part time", "full time")
+    return frame.drop(columns="parttime"), _labels(labels)
+
+
+def _nls_union():
+    frame = _frame("sampleSelection", "nlswork")
+    frame = frame[frame["union"].notna()].reset_index(drop=True)
+    labels = np.where(frame["union"] == 1, "union", "non-union")
+    return frame.drop(columns=["union", "idcode"]), _labels(labels)
+
+
+def _mothers_worked():
+    frame = _frame("wooldridge", "labsup")
+    labels = np.where(frame["worked"] == 1, "worked", "not worked")
+    leaks = ["worked", "weeks", "hours", "labinc", "nonmomi", "agesq"]
+    return frame.drop(columns=leaks), _labels(labels)
+
+
 #: name -> (loader, classes, R package, R data set, R package license, one-line description)
 _DATASETS = {
     "diamonds": (_diamonds, ["Fair", "Good", "Very Good", "Premium", "Ideal"], "ggplot2", "diamonds", "MIT",
@@ -325,6 +372,12 @@ _DATASETS = {
                      "Status of an Atlantic storm at a 6-hourly fix (NOAA HURDAT2, 1975-2022), without its wind"),
     "batting_league": (_batting_league, LEAGUES, "plyr", "baseball", "MIT",
                        "League (AL, NL) of an MLB player-season batting record (1876-2007)"),
+    "cps_parttime": (_cps_parttime, ["full time", "part time"], "AER", "CPS1988", "GPL-2 | GPL-3",
+                     "Whether a man in the March 1988 CPS works part time, from his wage, schooling and region"),
+    "nls_union": (_nls_union, ["non-union", "union"], "sampleSelection", "nlswork", "GPL-2 | GPL-3",
+                  "Union membership of a young working woman in a year of the NLS (1968-1988)"),
+    "mothers_worked": (_mothers_worked, ["not worked", "worked"], "wooldridge", "labsup", "GPL-3",
+                       "Whether a black or Hispanic mother of two or more worked in 1979 (US census 1980)"),
 }  # fmt: skip
 
 
@@ -334,7 +387,7 @@ def load(name):
     Parameters
     ----------
     name : str
-        A name in :data:`SUITE`, :data:`HOLDOUT`, :data:`DEVELOPMENT` or :data:`INTERACTION_DEVELOPMENT`.
+        A name in :data:`SUITE`, :data:`HOLDOUT` or :data:`ALL_DEVELOPMENT`.
 
     Returns
     -------

@@ -33,7 +33,8 @@ def loaded():
 
 def test_suite_and_holdout():
     assert len(tabular_data.SUITE) == 5 and len(tabular_data.HOLDOUT) == 2
-    assert len(tabular_data.DEVELOPMENT) == 3 and len(tabular_data.INTERACTION_DEVELOPMENT) == 3
+    assert len(tabular_data.DEVELOPMENT) == len(tabular_data.INTERACTION_DEVELOPMENT) == 3
+    assert len(tabular_data.LABOR_DEVELOPMENT) == 3
     assert len(set(NAMES)) == len(NAMES)  # suite, holdout and development sets are disjoint
     assert "adult" not in NAMES
     assert all(">=" in requirement for requirement in tabular_data.PACKAGES)
