@@ -10,7 +10,13 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skpate import NoisyBoostingClassifier, NoisyGDClassifier
-from skpate.pool.boosting import BoostedPartitionsModel, clipped_bin_sums, noisy_bin_sums, released_spreads
+from skpate.pool.boosting import (
+    MORE_TREES_MU,
+    BoostedPartitionsModel,
+    clipped_bin_sums,
+    noisy_bin_sums,
+    released_spreads,
+)
 from skpate.pool.partitions import FeatureBins, PublicTree, grow_public_tree
 from skpate.privacy.calibration import binned_sum_sigma
 from skpate.privacy.gdp import gdp_epsilon
@@ -48,6 +54,22 @@ def test_the_noise_is_the_hand_derived_sigma_and_spends_the_budget(binary_split,
     assert additive.sigma_ == pytest.approx(2 * 0.3 * np.sqrt(10) / reference_gdp_mu(0.5, 1e-5))
     assert binned_sum_sensitivity(0.3) == pytest.approx(0.6) and binned_sum_sensitivity(0.3, "add-remove") == 0.3
     assert binned_sum_sigma(0.3, 10, 2.0) == pytest.approx(2 * 0.3 * np.sqrt(10) / 2.0)
+
+
+def test_auto_trees_grow_with_the_budget(binary_split, reference_gdp_mu):
+    """``n_trees="auto"``: one random tree per feature below Gaussian-DP mu 0.367, three from there on; the budget
+    is public, so the count and the noise depend on nothing private."""
+    X, y, X_public, _ = binary_split
+    threshold = gdp_epsilon(MORE_TREES_MU, 1e-5)
+    assert threshold == pytest.approx(1.41, abs=0.01)
+    below = model(epsilon=0.99 * threshold).fit(X, y, X_public=X_public)
+    above = model(epsilon=1.01 * threshold).fit(X, y, X_public=X_public)
+    assert (below.n_rounds_, below.n_trees_, len(below.trees_)) == (18, 6, 6)
+    assert (above.n_rounds_, above.n_trees_, len(above.trees_)) == (18, 18, 18)
+    assert above.sigma_ == pytest.approx(2 * 0.5 * np.sqrt(36) / reference_gdp_mu(1.01 * threshold, 1e-5), rel=1e-6)
+    assert f"{above.n_trees_} over a random public tree's leaves" in above.privacy_report_.mechanism
+    assert model(epsilon=4.0, n_trees=4).fit(X, y, X_public=X_public).n_trees_ == 4  # a set count is kept
+    assert model(epsilon=4.0).fit(X[::-1], 1 - y, X_public=X_public).n_trees_ == above.n_trees_
 
 
 def _cell(z, partition):
