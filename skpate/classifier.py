@@ -55,11 +55,12 @@ def default_candidates(n_private, n_public, n_classes, epsilon, delta=1e-5, prep
     by name in ``learners``:
 
     * ``"boosting"``: :class:`~skpate.NoisyBoostingClassifier` with its
-      defaults: a sum of per-feature step functions over bins cut from the
-      public rows, fitted from noisy clipped-gradient sums per bin, its
-      rounds and bin sizes set from public quantities. Additive: it cannot
-      model a pure interaction (a label that is the sign of ``x1 * x2``),
-      which ``"trees"`` can;
+      defaults: per-feature step functions over bins cut from the public
+      rows, then the leaves of random trees grown on the public rows, fitted
+      from noisy clipped-gradient sums per cell, its rounds, trees and bin
+      sizes set from public quantities. Its trees favour the features the
+      step functions found, so a pure interaction (a label that is the sign
+      of ``x1 * x2``) may escape them, which ``"trees"`` can find;
     * ``"linear"``: :class:`~skpate.NoisyGDClassifier` (softmax regression by
       noisy gradient descent, ``GD_STEPS`` steps, gradients clipped to ``GD_CLIP``);
     * ``"trees"``: the same noisy gradient descent under part of the
