@@ -57,8 +57,8 @@ AUTO_BINS, ROUNDS_PER_FEATURE = 64, 3
 #: ``min_bin_rows="auto"`` is also at least ``BIN_NOISE_RATIO * sigma / clip`` (a bin's clipped sum at least that many
 #: noise standard deviations at full gradients), but never above ``n_private / MIN_BINS`` (so a feature keeps a few
 #: bins): chosen on the development tables only (3 tables subsampled to 1,200 and 4,000 private rows and whole, eps
-#: 0.5 / 1 / 4, 2 seeds), re-checked on all nine at eps 0.1 / 0.5 / 1 against 5, 3 and none
-#: (docs/benchmarks/boosting.md).
+#: 0.5 / 1 / 4, 2 seeds), re-checked on all nine at eps 0.1 / 0.5 / 1 against ratios 5 and 3 and fixed n / 64
+#: bins (docs/benchmarks/boosting.md).
 BIN_NOISE_RATIO, MIN_BINS = 10, 4
 #: ``n_trees="auto"`` is ``TREES_PER_FEATURE`` random trees per feature with at least two bins, of depth ``max_depth``
 #: (6 by default), and ``MORE_TREES_PER_FEATURE`` from the budget's Gaussian-DP ``mu`` ``MORE_TREES_MU`` on (epsilon
