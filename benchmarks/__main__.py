@@ -1,7 +1,8 @@
-"""Command line of the benchmarks: ``python -m benchmarks {headline,run,table,figure,list}``.
+"""Command line of the benchmarks: ``python -m benchmarks {suite,headline,run,table,figure,list}``.
 
-``headline`` reruns the README's headline table (UCI Adult) and redraws the
-privacy-utility figure; ``run`` runs any experiment of :data:`EXPERIMENTS`;
+``suite`` reruns the README's headline table and figure (the tabular suite);
+``headline`` reruns the PATE headline on UCI Adult (docs/benchmarks/adult.md)
+and redraws its privacy-utility figure; ``run`` runs any experiment of :data:`EXPERIMENTS`;
 ``table`` and ``figure`` recompute the table or the figure from recorded
 results without fitting anything. See benchmarks/README.md.
 """
@@ -26,7 +27,7 @@ EXPERIMENTS = {
     )
 }
 
-#: Where the full headline run draws the figure (the README shows it).
+#: Where the full PATE headline run draws its figure (docs/benchmarks/adult.md shows it).
 FIGURE = pathlib.Path(__file__).resolve().parents[1] / "docs" / "images" / "privacy_utility.png"
 
 
