@@ -3,7 +3,8 @@
 As ``BaseBagging`` carries scikit-learn's bagging estimators, :class:`BasePoolClassifier`
 carries the contract of :mod:`skpate.base` for them: it splits the rows, resolves
 ``classes``, reserves the a-priori cost with the ``accountant`` before any
-private row is read, and sets ``privacy_spent_`` and ``privacy_report_``. A
+private row is read, sets ``privacy_spent_`` and ``privacy_report_``, and
+exports the published model ``model_`` that every learner fits. A
 learner implements ``_fit_pool`` (which reads the private rows) and
 ``_mechanism`` (what it released); one whose cost is not the whole budget
 overrides :meth:`BasePoolClassifier.planned_cost` and ``_plan``.
@@ -15,13 +16,14 @@ What a fit refuses, it refuses from public quantities (parameters, classes,
 the public rows, the configuration), before the accountant is charged.
 """
 
+import copy
 from abc import ABCMeta, abstractmethod
 from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import _num_samples, check_array, validate_data
+from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
 
 from .._validation import EpsilonRange, check_handles_unknown, check_noise_generator, on_private_rows, transform_private
 from ..base import PrivateClassifierMixin, charged
@@ -111,6 +113,19 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         """
         self._validate_params()
         return budget_cost(self.epsilon, self.delta)
+
+    def export_model(self):
+        """The publishable artifact: an independent copy of the fitted model (``model_``).
+
+        It holds the public preprocessing and the released statistics only: no
+        private row, teacher or vote.
+
+        Returns
+        -------
+        model : estimator
+        """
+        check_is_fitted(self, "model_")
+        return copy.deepcopy(self.model_)
 
     def _plan(self, n_public, classes):
         """``(cost, plan)`` of a fit, from public quantities and the resolved ``classes``.

@@ -5,8 +5,6 @@
 :class:`PredictsWithModelMixin` serves the estimator that fitted it (``model_``).
 """
 
-import copy
-
 import numpy as np
 from scipy.special import log_softmax, softmax
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -46,16 +44,6 @@ class LogitsModelMixin:
 
 class PredictsWithModelMixin:
     """The predictions of an estimator through the logit model it fitted and publishes (``model_``)."""
-
-    def export_model(self):
-        """The publishable artifact: an independent copy of the fitted model (``model_``); it holds no private row.
-
-        Returns
-        -------
-        model : estimator
-        """
-        check_is_fitted(self, "model_")
-        return copy.deepcopy(self.model_)
 
     def _logits(self, X):
         check_is_fitted(self, "model_")

@@ -6,8 +6,6 @@ released with Gaussian noise. :class:`NoisyCountModel` is that release: the
 partitions and their noisy tables, and nothing else.
 """
 
-import copy
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -117,18 +115,7 @@ class NoisyCountModel(PublishedModelMixin, ClassifierMixin, BaseEstimator):
 
 
 class PublishesCountsMixin:
-    """Prediction and publishing for the estimators whose published model is a :class:`NoisyCountModel` (``model_``)."""
-
-    def export_model(self):
-        """The publishable artifact: an independent copy of the model (partitions and noisy counts only).
-
-        Returns
-        -------
-        model : NoisyCountModel
-            Holds no teacher, private row or vote.
-        """
-        check_is_fitted(self, "model_")
-        return copy.deepcopy(self.model_)
+    """Prediction for the estimators whose published model is a :class:`NoisyCountModel` (``model_``)."""
 
     def predict(self, X):
         """Predict classes: the highest mean class share of each row's cells.
