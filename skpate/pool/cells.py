@@ -11,7 +11,7 @@ from .._validation import check_generator
 from ..privacy.calibration import count_sigma
 from ..privacy.gdp import gdp_mu
 from ._base import BasePoolClassifier, private_matrix, public_features, public_matrix
-from .count_model import NoisyCountModel, PublishesCountsMixin, noisy_counts
+from .count_model import NoisyCountModel, PredictsWithCountsMixin, noisy_counts
 
 __all__ = ["CellCountClassifier", "KMeansCells"]
 
@@ -45,7 +45,7 @@ class KMeansCells:
         return [np.ones(self.n_cells, dtype=bool)] * self.n_partitions
 
 
-class CellCountClassifier(PublishesCountsMixin, BasePoolClassifier):
+class CellCountClassifier(PredictsWithCountsMixin, BasePoolClassifier):
     """Private class counts in cells of k-means partitions of the public rows (no teachers).
 
     The public rows (features only) are partitioned ``n_partitions`` times by

@@ -114,7 +114,7 @@ class NoisyCountModel(PublishedModelMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 
-class PublishesCountsMixin:
+class PredictsWithCountsMixin:
     """Prediction for the estimators whose published model is a :class:`NoisyCountModel` (``model_``)."""
 
     def predict(self, X):

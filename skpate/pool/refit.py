@@ -26,7 +26,7 @@ from .._validation import check_handles_unknown, on_private_rows, within_float32
 from ..privacy import Cost
 from ..privacy.calibration import budget_cost, count_sigma, gaussian_share_epsilon
 from ._base import BasePoolClassifier, public_features, public_matrix
-from .count_model import NoisyCountModel, PublishesCountsMixin, noisy_counts
+from .count_model import NoisyCountModel, PredictsWithCountsMixin, noisy_counts
 
 __all__ = ["LeafRefitClassifier", "largest_leaf"]
 
@@ -54,7 +54,7 @@ def largest_leaf(n_public):
     return int((1.0 - np.exp(-1.0)) * n_public) // 2
 
 
-class LeafRefitClassifier(PublishesCountsMixin, MetaEstimatorMixin, BasePoolClassifier):
+class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolClassifier):
     """A PATE estimator under part of the budget, then private leaf refits of forests grown on the public pool.
 
     The budget ``epsilon`` (at ``delta``) is split before the fit:
