@@ -302,6 +302,7 @@ def split_private_public(X, y, X_public, classes, name):
             raise ValueError(
                 f"X_public must have the features of X: shape {X_pub.shape} vs {X.shape} (rows, features...)."
             )
+        check_same_columns(X, X_pub)
     else:
         X_pub = _safe_indexing(X, np.flatnonzero(public))
     if _num_samples(X_pub) == 0:
@@ -310,6 +311,27 @@ def split_private_public(X, y, X_public, classes, name):
             fix = "pass X_public (-1 is one of classes, so it labels a class here, not a public row)"
         raise ValueError(f"no public rows: {name} learns from a public, unlabeled pool; {fix}.")
     return _safe_indexing(X, private_idx), y_private, X_pub
+
+
+def check_same_columns(X, X_public):
+    """Refuse an ``X_public`` whose columns are not those of ``X``, by name and in order, with the fix.
+
+    Both must be DataFrames or neither: a step fitted on the public rows (the public preprocessor, a
+    ``ColumnTransformer``) selects columns by name or by position, and would read the wrong ones from the
+    private rows. The columns of ``X`` are its schema, not its rows; the message names none of them anyway.
+    """
+    frames = hasattr(X, "columns"), hasattr(X_public, "columns")
+    if frames[0] != frames[1]:
+        which = "X is a DataFrame and X_public is not" if frames[0] else "X_public is a DataFrame and X is not"
+        raise ValueError(
+            f"X and X_public must both be DataFrames with the same columns, or both arrays; {which}. Convert one, "
+            "e.g. X_public = pd.DataFrame(X_public, columns=X.columns)."
+        )
+    if frames[0] and list(X.columns) != list(X_public.columns):
+        raise ValueError(
+            "X_public must have the columns of X, with the same names in the same order; select them with "
+            "X_public[X.columns]."
+        )
 
 
 def check_classes(classes, y_private, name, stacklevel=3):

@@ -6,8 +6,10 @@ need. It is fitted on the public pool's features only, so it holds no private
 statistic and may be published with the model. Private rows go through it
 without ever raising on their values: a category the public pool never showed
 becomes all zeros (it is not printed anywhere), a missing value becomes the
-public median or a "missing" category, a number outside the public range is
-clipped to it.
+public median or a "missing" category, a number outside the public range
+(``inf`` too) is clipped to it, and a value that is not a number in a column
+the public rows hold as numbers counts as missing. Refusing such a row would
+make the fit fail or succeed on a property of one private row.
 """
 
 import numbers
@@ -82,8 +84,9 @@ class QuantileClipScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return self
 
     def _check_rows(self, X, reset):
-        """Dense float rows; missing values pass (they are imputed before, or pass through)."""
-        return validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite="allow-nan")
+        """Dense float rows; missing values pass (they are imputed before, or pass through), and so does ``inf``
+        when transforming (it is clipped), not when fitting (the range must be finite)."""
+        return validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite="allow-nan" if reset else False)
 
     def transform(self, X):
         """Clip to the fitted range and map it to [-1, 1] (a constant column maps to 0).
@@ -95,6 +98,7 @@ class QuantileClipScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         Z : ndarray of shape (n_samples, n_features)
+            Finite where ``X`` is not missing: ``inf`` is clipped like any value outside the range.
         """
         check_is_fitted(self, "low_")
         X = self._check_rows(X, reset=False)
@@ -121,6 +125,14 @@ def _column_kinds(X):
     return [], columns
 
 
+def _numbers(X):
+    """Columns as float64: a value that is not a number becomes NaN (missing), ``inf`` stays."""
+    if isinstance(X, np.ndarray) and X.dtype.kind in "biuf":
+        return X.astype(np.float64)
+    frame = pd.DataFrame(X)
+    return frame.apply(pd.to_numeric, errors="coerce").astype(np.float64).to_numpy()
+
+
 def _as_strings(X):
     """Categorical columns as strings, missing values as :data:`MISSING` (a category of its own)."""
     frame = pd.DataFrame(X).astype(object)
@@ -130,10 +142,11 @@ def _as_strings(X):
 class PublicPreprocessor(TransformerMixin, BaseEstimator):
     """Mixed-type rows to numeric features, fitted on public rows (or a public schema) only.
 
-    Numeric columns: missing values imputed with the public median (and a
-    missing-value indicator where the public rows have missing values), then
-    clipped to the public ``quantile_range`` and mapped to [-1, 1]
-    (:class:`QuantileClipScaler`). Other columns (strings, categories,
+    Numeric columns: a value that is not a number counts as missing, missing
+    values are imputed with the public median (and a missing-value indicator
+    where the public rows have missing values), then every value (``inf``
+    too) is clipped to the public ``quantile_range`` and mapped to [-1, 1]
+    (:class:`QuantileClipScaler`). The public rows' numbers must be finite. Other columns (strings, categories,
     booleans): one-hot over the categories seen in the public rows (at most
     ``max_categories`` per column, the rarer ones merged), missing values a
     category of their own; a category the public rows never showed encodes as
@@ -205,6 +218,12 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
         unknown = [column for column in schema if column not in numeric + categorical]
         if unknown:
             raise ValueError(f"schema names columns that X does not have: {unknown!r}.")
+        infinite = [c for c, bad in zip(numeric, np.isinf(_numbers(_frame(X, numeric))).any(axis=0)) if bad]
+        if infinite:  # the public range must be finite; a private inf is clipped to it
+            raise ValueError(
+                f"PublicPreprocessor is fitted on public rows, and their numeric column(s) {infinite!r} hold inf or "
+                "-inf: replace those values with NaN (missing) or with finite bounds."
+            )
         self.numeric_columns_, self.categorical_columns_ = numeric, categorical
         parts = []
         if numeric:
@@ -213,6 +232,7 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
             parts.append((
                 "numeric",
                 make_pipeline(
+                    _Numbers(),
                     SimpleImputer(strategy="median", add_indicator=bool(missing), keep_empty_features=True),
                     _IndicatorAware(QuantileClipScaler(self.quantile_range, bounds), len(numeric)),
                 ),
@@ -249,7 +269,7 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
             if len(X) == 0:
                 raise ValueError("Found array with 0 sample(s) (shape=(0, ...)) while a minimum of 1 is required.")
             return X
-        return validate_data(self, X, reset=reset, dtype=None, ensure_all_finite="allow-nan")
+        return validate_data(self, X, reset=reset, dtype=None, ensure_all_finite=False)  # inf: checked in fit
 
     def transform(self, X):
         """Encode rows (private or public) with the public statistics; never raises on a value.
@@ -279,6 +299,29 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
 
 def _frame(X, columns):
     return X[columns] if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X)[:, columns])
+
+
+class _Numbers(TransformerMixin, BaseEstimator):
+    """Numeric columns as floats, a value that is not a number as missing, ``inf`` as the largest float (stateless).
+
+    The imputer after it refuses ``inf``; the largest float is then clipped to the public range by the scaler.
+    """
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        big = np.finfo(np.float64).max
+        return np.nan_to_num(_numbers(X), nan=np.nan, posinf=big, neginf=-big)
+
+    def get_feature_names_out(self, input_features=None):
+        return np.asarray(input_features, dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.requires_fit = False
+        return tags
 
 
 class _StringCategories(TransformerMixin, BaseEstimator):

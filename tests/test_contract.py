@@ -10,6 +10,7 @@ import inspect
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from private_estimators import ESTIMATORS  # tests/private_estimators.py (pytest puts tests/ on the path)
 from sklearn.base import clone
@@ -147,6 +148,23 @@ def test_a_delta_of_one_over_n_or_more_warns_once(name, rows):
     with pytest.warns(PrivacyLeakWarning, match="at least 1/n") as caught:
         make(name, delta=0.5).fit(X, y, X_public=X_public)
     assert sum("1/n" in str(w.message) for w in caught) == 1  # from the outermost fit only
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+@pytest.mark.parametrize("public", ["reordered", "renamed", "an array"])
+def test_public_rows_with_other_columns_than_the_private_rows_are_refused_before_the_budget(name, rows, public):
+    X, y, X_public, _, _ = rows
+    X = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    X_public = {
+        "reordered": pd.DataFrame(X_public, columns=X.columns)[X.columns[::-1]],
+        "renamed": pd.DataFrame(X_public, columns=[f"z{j}" for j in range(X.shape[1])]),
+        "an array": X_public,
+    }[public]
+    accountant = RDPAccountant(epsilon=2 * EPSILON, delta=1e-5)
+    fix = r"X_public\[X.columns\]" if public != "an array" else r"both be DataFrames .* or both arrays"
+    with pytest.raises(ValueError, match=fix):
+        make(name, accountant=accountant).fit(X, y, X_public=X_public)
+    assert accountant.n_fits == 0
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))

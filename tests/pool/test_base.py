@@ -15,15 +15,23 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import FeatureUnion, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder, StandardScaler
 
-from skpate import CellCountClassifier, LeafRefitClassifier, NoisyGDClassifier, SeededNoiseWarning
+from skpate import (
+    CellCountClassifier,
+    LeafRefitClassifier,
+    NoisyBoostingClassifier,
+    NoisyGDClassifier,
+    SeededNoiseWarning,
+)
 from skpate._validation import FLOAT32_MAX, within_float32
 from skpate.pool.linear import in_unit_ball, row_norms
-from skpate.preprocessing import PublicPreprocessor
+from skpate.preprocessing import PublicPreprocessor, QuantileClipScaler
 from skpate.privacy import RDPAccountant
 
 SECRET = "SECRET-ZIP-90210"
 CLASSES = [0, 1, 2]
 NAMES = ["CellCountClassifier", "NoisyGDClassifier", "LeafRefitClassifier"]
+#: With the boosting, whose input handling is the same (its public preprocessor encodes categories as codes).
+WITH_BOOSTING = [*NAMES, "NoisyBoostingClassifier"]
 
 
 def make(name, preprocessor="default", **params):
@@ -35,6 +43,8 @@ def make(name, preprocessor="default", **params):
         return CellCountClassifier(n_cells=15, n_partitions=3, **params)
     if name == "NoisyGDClassifier":
         return NoisyGDClassifier(n_iter=20, **params)
+    if name == "NoisyBoostingClassifier":
+        return NoisyBoostingClassifier(**params)
     part = NoisyGDClassifier(preprocessor=PublicPreprocessor(), n_iter=20)  # reads DataFrames and arrays alike
     return LeafRefitClassifier(part, n_refits=2, n_estimators=5, min_samples_leaf=10, **params)
 
@@ -186,6 +196,53 @@ def test_extreme_private_values_are_accepted(three_class_split_small, name, valu
         model.fit(X, y, X_public=X_public)
         proba = model.predict_proba(X[:3])
     assert np.isfinite(proba).all() and np.allclose(proba.sum(axis=1), 1.0)
+
+
+def test_the_public_preprocessor_clips_inf_and_counts_a_non_number_as_missing(mixed_split):
+    _, _, X_public = mixed_split
+    odd, plain = X_public.iloc[:4].astype({"age": object}), X_public.iloc[:4].copy()
+    odd.loc[:2, "age"] = [np.inf, -np.inf, "forty"]  # in a column the public rows hold as numbers
+    plain.loc[:2, "age"] = [1e300, -1e300, np.nan]  # beyond the public range both ways, and missing
+    for encoding in ["onehot", "ordinal"]:
+        preprocessor = PublicPreprocessor(encoding=encoding).fit(X_public)
+        np.testing.assert_array_equal(preprocessor.transform(odd), preprocessor.transform(plain))
+    scaler = QuantileClipScaler().fit(X_public[["age"]].to_numpy())
+    np.testing.assert_allclose(scaler.transform([[np.inf], [-np.inf], [np.nan]]), [[1.0], [-1.0], [np.nan]])
+
+
+def test_inf_in_the_public_rows_is_refused_naming_the_column(mixed_split):
+    _, _, X_public = mixed_split
+    X_public = X_public.copy()
+    X_public.loc[5, "income"] = -np.inf
+    with pytest.raises(ValueError, match=r"numeric column\(s\) \['income'\] hold inf or -inf: replace"):
+        PublicPreprocessor().fit(X_public)
+    with pytest.raises(ValueError, match=r"numeric column\(s\) \[1\] hold inf"):  # an array's columns by index
+        PublicPreprocessor().fit(X_public[["age", "income"]].to_numpy())
+    with pytest.raises(ValueError, match="infinity"):
+        QuantileClipScaler().fit(X_public[["income"]])
+
+
+@pytest.mark.parametrize("name", WITH_BOOSTING)
+def test_inf_and_non_numbers_in_the_private_rows_are_accepted(mixed_split, name):
+    X, y, X_public = mixed_split
+    X = X.astype({"income": object})
+    X.loc[:2, "income"] = [np.inf, -np.inf, "n/a"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning either
+        warnings.simplefilter("ignore", SeededNoiseWarning)  # the tests' seeds
+        model = make(name, PublicPreprocessor()).fit(X, y, X_public=X_public)
+        proba = model.predict_proba(X[:3])  # new rows with the same values
+    assert np.isfinite(proba).all() and np.allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("name", WITH_BOOSTING)
+def test_a_column_the_public_rows_leave_empty_is_not_read_from_the_private_rows(mixed_split, name):
+    X, y, X_public = mixed_split
+    empty = X_public.assign(city=np.nan)  # how an empty column of a CSV file reads: numbers, all missing
+    seeded = {"pate__random_state": 0} if name == "LeafRefitClassifier" else {}  # its part's noise too
+    model = make(name, PublicPreprocessor()).set_params(**seeded).fit(X, y, X_public=empty)
+    without = make(name, PublicPreprocessor()).set_params(**seeded).fit(X.assign(city=np.nan), y, X_public=empty)
+    np.testing.assert_array_equal(model.predict_proba(X), without.predict_proba(X))
 
 
 def test_forests_put_values_beyond_float32_where_the_end_of_its_range_goes():
