@@ -34,6 +34,7 @@ from ..privacy.report import filter_report
 from . import aggregators as agg
 from ._partition import disjoint_partitions
 from ._teachers import TeacherEnsemble, seed_estimator
+from .students import StudentInClasses, proba_in_classes
 
 __all__ = ["PATEClassifier"]
 
@@ -757,7 +758,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
             proba = None
             if aggregator._needs_student:
                 proba = (
-                    self._proba_in_classes(fitted_student, _safe_indexing(data.X_public, rows), data.classes)
+                    proba_in_classes(fitted_student, _safe_indexing(data.X_public, rows), data.classes)
                     if fitted_student is not None
                     else np.full(votes.shape, 1.0 / data.classes.size)
                 )
@@ -943,14 +944,6 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
             ) from exc
         self._log(f"fitted the student on {np.count_nonzero(has_label)} labeled public rows of {rows.size}", start)
 
-    @staticmethod
-    def _proba_in_classes(student, X, classes):
-        """Student probabilities with columns in ``classes`` order (0 for unseen classes)."""
-        proba = student.predict_proba(X)
-        out = np.zeros((proba.shape[0], classes.size))
-        out[:, np.searchsorted(classes, student.classes_)] = proba
-        return out
-
     # ------------------------------------------------------------ publish
 
     def export_model(self):
@@ -970,10 +963,18 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         -------
         student : estimator
             A deep copy of ``student_``; holds no reference to this object,
-            the teachers, private rows or votes.
+            the teachers, private rows or votes. A student that never saw
+            some of ``classes_`` (no answered query carried them) comes
+            wrapped in a :class:`~skpate.pate.students.StudentInClasses`, so
+            that its probabilities keep a column per class, 0 for those, as
+            :meth:`predict_proba` here.
         """
         check_is_fitted(self, "student_")
-        return copy.deepcopy(self.student_)
+        student = copy.deepcopy(self.student_)
+        seen = getattr(student, "classes_", None)
+        if seen is None or np.array_equal(np.asarray(seen), self.classes_):
+            return student
+        return StudentInClasses(student, self.classes_)
 
     def export_student(self):
         """Alias of :meth:`export_model`: the fitted student, an independent copy."""
@@ -1018,7 +1019,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         proba : ndarray of shape (n_samples, n_classes)
         """
         X = self._student_input(X)  # raises NotFittedError before student_ is read
-        return self._proba_in_classes(self.student_, X, self.classes_)
+        return proba_in_classes(self.student_, X, self.classes_)
 
     @available_if(_student_has("predict_proba"))
     def predict_log_proba(self, X):

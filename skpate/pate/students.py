@@ -1,9 +1,11 @@
-"""Students made for PATE's noisy answers.
+"""Students made for PATE's noisy answers, and the published student that keeps every class.
 
 :class:`VoteRegressionClassifier` learns from the teachers' noisy vote
 counts (:class:`skpate.GaussianHistogram`) instead of their argmax: a hard
 label says which class won, the noisy histogram also says by how much, and a
 regression averages the noise over neighbouring rows.
+:class:`StudentInClasses` publishes a student that never saw some classes with
+a probability column for each of them.
 """
 
 import numpy as np
@@ -16,8 +18,57 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, assert_all_finite, check_is_fitted, column_or_1d, validate_data
 
 from .._validation import check_rows
+from ..base import PublishedModelMixin
 
-__all__ = ["VoteRegressionClassifier"]
+__all__ = ["StudentInClasses", "VoteRegressionClassifier", "proba_in_classes"]
+
+
+def proba_in_classes(student, X, classes):
+    """``student.predict_proba(X)`` with a column per class of ``classes`` (sorted), 0 for those it never saw."""
+    proba = student.predict_proba(X)
+    out = np.zeros((proba.shape[0], classes.size))
+    out[:, np.searchsorted(classes, student.classes_)] = proba
+    return out
+
+
+class StudentInClasses(PublishedModelMixin, ClassifierMixin, BaseEstimator):
+    """A fitted student with the whole label set: what ``PATEClassifier.export_model`` publishes when the student
+    never saw some classes (no answered query carried them).
+
+    It predicts as the student does, and its probabilities have a column per class of ``classes``, 0 for the
+    classes the student never saw, as the ``PATEClassifier`` that trained it.
+
+    Parameters
+    ----------
+    student : fitted classifier
+        Its ``classes_`` are a subset of ``classes``.
+    classes : array-like of shape (n_classes,)
+        The public label set, sorted.
+    """
+
+    def __init__(self, student, classes):
+        self.student = student
+        self.classes = classes
+
+    @property
+    def classes_(self):
+        return np.asarray(self.classes)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict(self, X):
+        """The student's predictions (a class it saw)."""
+        return self.student.predict(X)
+
+    def predict_proba(self, X):
+        """The student's probabilities, a column per class of ``classes``."""
+        return proba_in_classes(self.student, X, self.classes_)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba` (``-inf`` for the classes the student never saw)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
 
 class VoteRegressionClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):

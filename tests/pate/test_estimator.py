@@ -18,6 +18,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from skpate import NZC, ConfidentGNMax, GNMax, LNMax, PATEClassifier, Plurality, PrivacyLeakWarning
 from skpate.pate._partition import disjoint_partitions
+from skpate.pate.students import StudentInClasses
 from skpate.privacy import analyze, gdp_epsilon
 
 
@@ -228,6 +229,22 @@ def test_aggregator_by_name(three_class_split, name, cls):
     else:
         assert clf.n_answered_ == 100
     assert np.isinf(clf.privacy_spent_[0]) == (cls is Plurality)
+
+
+def test_an_exported_student_keeps_a_column_for_each_class_it_never_saw(binary_split, three_class_split):
+    X, y, X_public, _ = binary_split
+    clf = small_pate().fit(X, y, X_public=X_public)  # labels 0, 1, 2; the private rows hold 0 and 1 only
+    model = clf.export_model()
+    assert isinstance(model, StudentInClasses) and list(model.classes_) == [0, 1, 2]
+    assert list(model.student.classes_) == [0, 1]
+    np.testing.assert_array_equal(model.predict_proba(X_public), clf.predict_proba(X_public))
+    np.testing.assert_array_equal(model.predict(X_public), clf.predict(X_public))
+    assert (model.predict_proba(X_public)[:, 2] == 0).all()
+    with pytest.raises(TypeError, match="published model"):  # not refittable on rows
+        model.fit(X, y)
+    X, y, X_public, _ = three_class_split  # a student that saw every class is published as it is
+    clf = small_pate().fit(X, y, X_public=X_public)
+    assert isinstance(clf.export_model(), DecisionTreeClassifier)
 
 
 def test_string_labels_and_dataframes(three_class_split):
