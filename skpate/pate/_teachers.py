@@ -18,7 +18,7 @@ import pandas as pd
 import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 from sklearn.base import clone
-from sklearn.utils import _safe_indexing
+from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import _num_samples, check_memory
 
@@ -144,7 +144,7 @@ def _fit_and_vote(estimators, partitions, X, y, X_query, classes, X_unlabeled=No
             # A TypeError passes: it names types (scikit-learn's check_dtype_object expects it as is).
             failed = type(exc)
         if failed is not None:  # raised outside the except block: the original is not even its __context__
-            raise _teacher_error(failed, X, X_unlabeled)
+            raise _teacher_error(failed, X, X_unlabeled, estimator)
     return estimators, _vote(estimators, X_query, classes)
 
 
@@ -157,24 +157,26 @@ def _columns(names):
     return f"{shown} and {len(names) - _MAX_COLUMNS} more" if len(names) > _MAX_COLUMNS else f"{shown}"
 
 
-def non_finite_columns(X):
-    """The columns of ``X`` whose numeric values hold NaN or infinity, as a printable list; ``""`` if none.
+def non_finite_columns(X, nan=True):
+    """The columns of ``X`` whose numeric values hold infinity (or NaN, with ``nan``), as a printable list; ``""`` if
+    none.
 
     Names for a DataFrame, else indices (of the flattened features of a
     n-d array): schema, never a value. Non-numeric columns are not read.
     """
+    bad_values = (lambda values: ~np.isfinite(values)) if nan else np.isinf
     try:
         if hasattr(X, "select_dtypes"):
             numeric = X.select_dtypes("number")
-            bad = ~np.isfinite(numeric.to_numpy(dtype=float, na_value=np.nan)).all(axis=0)
+            bad = bad_values(numeric.to_numpy(dtype=float, na_value=np.nan)).any(axis=0)
             names = numeric.columns[bad].tolist()  # Python scalars: their repr is the name
         elif sp.issparse(X):
             X = X.tocoo()
-            names = np.unique(X.col[~np.isfinite(np.asarray(X.data, dtype=float))]).tolist()
+            names = np.unique(X.col[bad_values(np.asarray(X.data, dtype=float))]).tolist()
         else:
             X = np.asarray(X, dtype=float)
             X = X.reshape(X.shape[0], -1) if X.ndim > 1 else X.reshape(-1, 1)
-            names = np.flatnonzero(~np.isfinite(X).all(axis=0)).tolist()
+            names = np.flatnonzero(bad_values(X).any(axis=0)).tolist()
     except (TypeError, ValueError):  # not numeric: the schema hint says so
         return ""
     return _columns(names) if names else ""
@@ -200,36 +202,49 @@ def schema_hint(X):
     )
 
 
-def _teacher_error(kind, X_private, X_unlabeled=None):
+def _input_tags(estimator):
+    """The input tags of the step that reads the rows: a pipeline's first step (its own tags do not say)."""
+    while hasattr(estimator, "steps"):
+        estimator = estimator.steps[0][1]
+    return get_tags(estimator).input_tags
+
+
+def _teacher_error(kind, X_private, X_unlabeled=None, estimator=None):
     """The ValueError to raise when a teacher of error type ``kind`` cannot be fit: the fix, quoting nothing private.
 
     Neither the estimator's message nor its traceback is shown, chained or kept: it may quote a private label or
     category. To see it, fit the estimator on the private rows yourself, where they are yours to see.
     The hints come from the schema, from all the private rows (never one partition: its size and classes are
-    private) and from the public rows.
+    private), from the public rows and from what ``estimator`` says it accepts (its first step's tags); a
+    partition too small or missing classes is always a possible cause, as no partition is read to rule it out.
     """
-    causes = [schema_hint(X_private)]
-    columns = non_finite_columns(X_private)
+    tags = None if estimator is None else _input_tags(estimator)
+    causes = [] if tags is not None and tags.string else [schema_hint(X_private)]
+    nan = tags is None or not tags.allow_nan  # an estimator that takes NaN may still refuse infinity
+    values = "NaN or infinity" if nan else "infinity"
+    columns = non_finite_columns(X_private, nan)
     if columns:  # the columns only: no value, no row, no count
         causes.append(
-            f"The private rows hold NaN or infinity in columns {columns}: impute or clip them in a pipeline step "
-            "before the estimator."
+            f"The private rows hold {values} in columns {columns}: impute or clip them in a pipeline step before "
+            "the estimator."
         )
-    columns = "" if X_unlabeled is None else non_finite_columns(X_unlabeled)
+    columns = "" if X_unlabeled is None else non_finite_columns(X_unlabeled, nan)
     if columns:
         causes.append(
             "The public rows (X_public, or rows of X with y == -1), which semi-supervised teachers also fit, hold "
-            f"NaN or infinity in columns {columns}: impute or clip them in a pipeline step before the estimator."
+            f"{values} in columns {columns}: impute or clip them in a pipeline step before the estimator."
         )
     if sp.issparse(X_private):  # e.g. 64-bit indices, which many estimators reject
         causes.append(
             f"Its rows are a sparse {X_private.format} matrix: check that the estimator accepts this sparse input "
             "(some reject 64-bit indices or some formats), or convert it in a pipeline step before the estimator."
         )
-    causes = [c for c in causes if c] or [
-        "If its partition is too small or misses classes: give every teacher more rows (lower n_teachers) or use an "
-        "estimator that handles small partitions and missing classes (e.g. a decision tree or random forest)."
-    ]
+    causes = [c for c in causes if c]
+    causes.append(
+        f"{'Or, if' if causes else 'If'} its partition is too small or misses classes: give every teacher more rows "
+        "(lower n_teachers) or use an estimator that handles small partitions and missing classes (e.g. a decision "
+        "tree or random forest)."
+    )
     return ValueError(
         f"a teacher could not be fit on its partition of the private rows (the estimator raised a {kind.__name__}; "
         "its message is not shown, as it may quote private data: fit the estimator on the private rows yourself to "

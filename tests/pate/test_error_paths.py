@@ -13,6 +13,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from skpate import GNMax, PATEClassifier
 from skpate.pate.semi_supervised import PseudoLabelClassifier
+from skpate.preprocessing import PublicPreprocessor
 from skpate.privacy import analyze, gdp_epsilon
 
 
@@ -97,6 +98,22 @@ def test_a_string_column_names_the_column_and_the_fix_not_its_values():
     assert not hasattr(error.value, "estimator_error")  # not kept: an error may be logged, pickled, reported
 
 
+def test_a_teacher_that_reads_strings_and_nan_gets_no_hint_about_them():
+    rng = np.random.default_rng(0)
+    X, X_pub = city_table(400, rng), city_table(100, rng)
+    X.loc[::7, "income"] = np.nan
+    y = np.where(np.arange(400) < 20, 1, 0)  # a partition holding one class: the logistic regression fails
+    teacher = make_pipeline(PublicPreprocessor(), LogisticRegression())  # it encodes the city and imputes the NaN
+    with pytest.raises(ValueError, match="could not be fit") as error:
+        pate(teacher, classes=[0, 1]).fit(X, y, X_public=X_pub)
+    message = str(error.value)
+    assert "If its partition is too small or misses classes: give every teacher more rows" in message
+    assert "non-numeric" not in message and "NaN" not in message
+    with pytest.raises(ValueError, match=r"\['city'\]; put an encoder.*NaN or infinity in columns \['income'\].*"
+                       r"Or, if its partition is too small or misses classes"):  # fmt: skip
+        pate(LogisticRegression(), classes=[0, 1]).fit(X, y, X_public=X_pub)  # each cause is possible
+
+
 def test_a_teacher_error_is_the_same_for_neighbouring_datasets(three_class_split):
     """The message used to quote the classes present in the failing partition: a private count. Now it depends
     on public quantities only, so two datasets that differ in one label give the same message."""
@@ -151,7 +168,7 @@ def test_nan_in_the_private_rows_names_them_and_the_column(three_class_split_sma
     with pytest.raises(ValueError, match=r"The private rows hold NaN or infinity in columns \[1\]") as error:
         pate(LogisticRegression()).fit(with_value(X, 7, 1, np.nan), y, X_public=X_pub)
     assert "public" not in str(error.value)
-    with pytest.raises(ValueError, match=r"private rows hold NaN or infinity in columns \[4\]") as error:
+    with pytest.raises(ValueError, match=r"private rows hold infinity in columns \[4\]") as error:
         pate().fit(with_value(X, 7, 4, -np.inf), y, X_public=X_pub)  # trees take NaN, not infinity
     pate().fit(with_value(X, 7, 4, -1e39), y, X_public=X_pub)  # a number beyond float32 is set to its end
 
