@@ -940,7 +940,9 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
             raise ValueError(
                 f"the student could not be fit on the {np.count_nonzero(has_label)} answered queries "
                 f"({np.unique(labels[rows][has_label]).size} distinct labels): {exc}. Answer more queries "
-                "(more public rows, max_queries, a lower threshold)."
+                "in each round: fewer rounds (n_rounds=1; 'auto' makes 5 under a budget, and the first round's "
+                "student sees a fifth of the answers), a larger epsilon, more public rows, max_queries, a lower "
+                "threshold."
             ) from exc
         self._log(f"fitted the student on {np.count_nonzero(has_label)} labeled public rows of {rows.size}", start)
 
