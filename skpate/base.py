@@ -155,9 +155,17 @@ class PrivateClassifierMixin:
 class PublishedModelMixin:
     """Mixin of the models an estimator publishes (built from released outputs, never fitted on rows).
 
+    Such a model is fitted as built, and its ``classes_`` are its ``classes`` parameter, the public label set.
     ``fit`` exists so that scikit-learn treats them as estimators (in a ``Pipeline``, say) and refuses
     with a clear message: refitting a published model on rows would make it a non-private model.
     """
+
+    @property
+    def classes_(self):
+        return np.asarray(self.classes)
+
+    def __sklearn_is_fitted__(self):
+        return True
 
     def fit(self, X=None, y=None):
         """Not available: a published model is built by the private estimator that released it.

@@ -203,10 +203,10 @@ def schema_hint(X):
 
 
 def _input_tags(estimator):
-    """The input tags of the step that reads the rows: a pipeline's first step (its own tags do not say)."""
-    while hasattr(estimator, "steps"):
-        estimator = estimator.steps[0][1]
-    return get_tags(estimator).input_tags
+    """The input tags of the step that reads the rows, a pipeline's first (its own tags do not say); None if none."""
+    while hasattr(estimator, "steps"):  # "passthrough" and None steps read nothing
+        estimator = next((step for _, step in estimator.steps if not isinstance(step, str) and step is not None), None)
+    return None if estimator is None else get_tags(estimator).input_tags
 
 
 def _teacher_error(kind, X_private, X_unlabeled=None, estimator=None):
@@ -218,7 +218,7 @@ def _teacher_error(kind, X_private, X_unlabeled=None, estimator=None):
     private), from the public rows and from what ``estimator`` says it accepts (its first step's tags); a
     partition too small or missing classes is always a possible cause, as no partition is read to rule it out.
     """
-    tags = None if estimator is None else _input_tags(estimator)
+    tags = _input_tags(estimator)
     causes = [] if tags is not None and tags.string else [schema_hint(X_private)]
     nan = tags is None or not tags.allow_nan  # an estimator that takes NaN may still refuse infinity
     values = "NaN or infinity" if nan else "infinity"

@@ -50,13 +50,6 @@ class StudentInClasses(PublishedModelMixin, ClassifierMixin, BaseEstimator):
         self.student = student
         self.classes = classes
 
-    @property
-    def classes_(self):
-        return np.asarray(self.classes)
-
-    def __sklearn_is_fitted__(self):
-        return True
-
     def predict(self, X):
         """The student's predictions (a class it saw)."""
         return self.student.predict(X)

@@ -20,14 +20,7 @@ def decision(logits):
 
 
 class LogitsModelMixin:
-    """The predictions of a published model that has ``logits(X)`` and ``classes``."""
-
-    @property
-    def classes_(self):
-        return np.asarray(self.classes)
-
-    def __sklearn_is_fitted__(self):
-        return True
+    """The predictions of a published model (:class:`~skpate.base.PublishedModelMixin`) that has ``logits(X)``."""
 
     def decision_function(self, X):
         """Class scores; with two classes, the second's minus the first's."""

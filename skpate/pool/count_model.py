@@ -71,13 +71,6 @@ class NoisyCountModel(PublishedModelMixin, ClassifierMixin, BaseEstimator):
         self.counts = counts
         self.prior = prior
 
-    @property
-    def classes_(self):
-        return np.asarray(self.classes)
-
-    def __sklearn_is_fitted__(self):
-        return True
-
     def predict_proba(self, X):
         """Mean over partitions of each cell's class shares (counts clipped at 0, plus ``prior`` per class).
 

@@ -102,7 +102,7 @@ def test_a_teacher_that_reads_strings_and_nan_gets_no_hint_about_them():
     rng = np.random.default_rng(0)
     X, X_pub = city_table(400, rng), city_table(100, rng)
     X.loc[::7, "income"] = np.nan
-    y = np.where(np.arange(400) < 20, 1, 0)  # a partition holding one class: the logistic regression fails
+    y = np.where(np.arange(400) < 5, 1, 0)  # 5 positives, 10 partitions: one holds one class, its regression fails
     teacher = make_pipeline(PublicPreprocessor(), LogisticRegression())  # it encodes the city and imputes the NaN
     with pytest.raises(ValueError, match="could not be fit") as error:
         pate(teacher, classes=[0, 1]).fit(X, y, X_public=X_pub)
