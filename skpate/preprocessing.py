@@ -146,11 +146,12 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
     values are imputed with the public median (and a missing-value indicator
     where the public rows have missing values), then every value (``inf``
     too) is clipped to the public ``quantile_range`` and mapped to [-1, 1]
-    (:class:`QuantileClipScaler`). The public rows' numbers must be finite. Other columns (strings, categories,
-    booleans): one-hot over the categories seen in the public rows (at most
-    ``max_categories`` per column, the rarer ones merged), missing values a
-    category of their own; a category the public rows never showed encodes as
-    zeros, silently, so that no private value reaches a message.
+    (:class:`QuantileClipScaler`); the public rows' numbers must be finite.
+    Other columns (strings, categories, booleans): one-hot over the
+    categories seen in the public rows (at most ``max_categories`` per
+    column, the rarer ones merged), missing values a category of their own;
+    a category the public rows never showed encodes as zeros, silently, so
+    that no private value reaches a message.
 
     Parameters
     ----------
