@@ -30,7 +30,7 @@ from skpate.privacy import RDPAccountant
 SECRET = "SECRET-ZIP-90210"
 CLASSES = [0, 1, 2]
 NAMES = ["CellCountClassifier", "NoisyGDClassifier", "LeafRefitClassifier"]
-#: With the boosting, whose input handling is the same (its public preprocessor encodes categories as codes).
+#: With the boosting: given the same public preprocessor, its input handling is theirs.
 WITH_BOOSTING = [*NAMES, "NoisyBoostingClassifier"]
 
 
