@@ -13,7 +13,9 @@ private rows are only touched by the release of each round: the sum, per cell,
 of their softmax gradients, each clipped to norm ``clip``, plus Gaussian noise.
 A cell's value is a Newton step whose denominator comes from the public rows
 (their hessians under the released model), shrunk toward 0 against the known
-noise.
+noise; after a feature round, runs of neighbouring bins whose released sums are
+alike are merged and share one step (the most probable segmentation of the
+release: post-processing, free).
 
 Replacing one private row moves one round's table of cell sums by at most
 ``2 clip`` in L2 norm (:func:`skpate.privacy.sensitivity.binned_sum_sensitivity`),
@@ -47,6 +49,7 @@ __all__ = [
     "clipped_bin_sums",
     "noisy_bin_sums",
     "released_spreads",
+    "segmented_bin_values",
 ]
 
 #: ``min_bin_rows="auto"`` is at least ``n_private / AUTO_BINS`` and ``n_rounds="auto"`` is ``ROUNDS_PER_FEATURE``
@@ -113,6 +116,66 @@ def _bin_values(sums, hessians, sigma, learning_rate, prior_std):
     return learning_rate * share * sums * hessians / (hessians**2 + share * (sigma / prior_std) ** 2)
 
 
+def segmented_bin_values(sums, hessians, sigma, learning_rate, prior_std, change_prior=0.5):
+    """Shrunk Newton steps of one feature round's release, shared by runs of neighbouring bins that look alike.
+
+    The bins, in the feature's order, are cut into contiguous segments by the maximum a-posteriori segmentation of
+    the release under the model of :func:`_bin_values` with one value per segment: ``sums[b] = H[b] v_S + noise``
+    for every bin ``b`` of segment ``S``, entry noise of variance ``tau^2 = share sigma^2``, ``v_S ~ N(0,
+    prior_std^2)``, every class column on its own, and a change between two neighbouring bins a priori with
+    probability ``change_prior``. A segment's log marginal likelihood is, up to terms shared by every segmentation,
+    ``sum_k -log(1 + A_k / c) / 2 + B_k^2 / (2 tau^2 (A_k + c))`` with ``A = sum_b H[b]^2``, ``B = sum_b H[b]
+    sums[b]`` and ``c = tau^2 / prior_std^2`` (the Gaussian marginal of a linear model: Bishop, "Pattern Recognition
+    and Machine Learning", 2006, eq. 3.86; per segment, Fearnhead, "Exact and efficient Bayesian inference for
+    multiple changepoint problems", Stat. Comput. 2006); the best segmentation is found exactly by dynamic
+    programming over the segments' last bins (optimal partitioning: Jackson et al., "An algorithm for optimal
+    partitioning of data on an interval", IEEE Signal Process. Lett. 2005), in ``O(n_bins^2)``. Every bin of a
+    segment takes its posterior mean step, ``learning_rate * share * B / (A + c)``: a segment of one bin gives
+    :func:`_bin_values` exactly, and a flat run of ``m`` bins pools ``m`` bins' sums against ``m`` times their noise
+    variance, as one bin of their rows would.
+
+    A function of the release, the public hessians and public constants only: post-processing (Dwork and Roth,
+    "The Algorithmic Foundations of Differential Privacy", 2014, Prop. 2.1), it costs no budget.
+
+    Parameters
+    ----------
+    sums : ndarray of shape (n_bins, n_classes)
+        The round's released (noisy, projected) sums, bins in the feature's order.
+    hessians : ndarray of shape (n_bins, n_classes)
+        The Newton denominators (floored at 1, as in :func:`_bin_values`).
+    sigma, learning_rate, prior_std : float
+    change_prior : float in (0, 1), default=0.5
+        A-priori probability of a change between two neighbouring bins; 1/2 leaves the choice to the evidence.
+
+    Returns
+    -------
+    values : ndarray of shape (n_bins, n_classes)
+    """
+    n_bins, n_classes = sums.shape
+    share = (n_classes - 1) / n_classes
+    tau2 = share * sigma**2
+    c = tau2 / prior_std**2
+    hessians = np.maximum(hessians, 1.0)
+    A = np.vstack([np.zeros(n_classes), np.cumsum(hessians**2, axis=0)])  # A[j] - A[i]: bins i..j-1
+    B = np.vstack([np.zeros(n_classes), np.cumsum(hessians * sums, axis=0)])
+    change_cost = np.log((1.0 - change_prior) / change_prior)
+    best = np.zeros(n_bins + 1)  # best[j]: the best segmentation of bins 0..j-1
+    start = np.zeros(n_bins + 1, dtype=np.intp)  # where its last segment starts
+    for j in range(1, n_bins + 1):
+        a, b = A[j] - A[:j], B[j] - B[:j]
+        evidence = np.sum(-0.5 * np.log1p(a / c) + b**2 / (2.0 * tau2 * (a + c)), axis=1)
+        scores = best[:j] + evidence - change_cost * (np.arange(j) > 0)
+        start[j] = np.argmax(scores)
+        best[j] = scores[start[j]]
+    values = np.empty_like(sums, dtype=np.float64)
+    j = n_bins
+    while j > 0:
+        i = start[j]
+        values[i:j] = learning_rate * share * (B[j] - B[i]) / (A[j] - A[i] + c)
+        j = i
+    return values
+
+
 def released_spreads(Z_public, partitions, values, features):
     """Per feature, the spread of what its feature rounds added to the logits of the public rows.
 
@@ -172,7 +235,11 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
     3. each cell's value is ``learning_rate`` times a Newton step whose
        denominator ``H`` is the public rows' hessians ``p (1 - p)`` in the cell
        times ``n_private / n_public`` (free), shrunk toward 0 as the posterior
-       mean under a ``N(0, prior_std^2)`` prior; it is added to ``F``.
+       mean under a ``N(0, prior_std^2)`` prior; it is added to ``F``. In a
+       feature round (``merge_bins=True``), runs of neighbouring bins whose
+       sums are alike first merge into one segment that shares one step: the
+       most probable segmentation of the release
+       (:func:`segmented_bin_values`), post-processing.
 
     Privacy (replace-one): the partitions and their order come from the public
     rows, the earlier releases and the random state alone, so a replaced row
@@ -235,6 +302,12 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
     prior_std : float > 0, default=0.5
         Standard deviation of the Gaussian prior of a cell's value, toward
         which the noisy Newton steps are shrunk (``np.inf``: no shrinkage).
+    merge_bins : bool, default=True
+        After each feature round's release, merge runs of neighbouring bins
+        whose released sums are alike, so that a flat stretch of the feature
+        pools its bins' sums and their noise averages out, while a jump keeps
+        its boundary (:func:`segmented_bin_values`; post-processing, free).
+        False gives every bin its own step.
     accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
         Budget shared across fits: the fit reserves ``epsilon`` with it before
         reading a private row, and is refused if it does not fit.
@@ -294,12 +367,13 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
         "prior_std": [Interval(numbers.Real, 0, None, closed="neither")],
+        "merge_bins": ["boolean"],
     }
 
     def __init__(
         self, *, epsilon=1.0, delta=1e-5, classes=None, preprocessor="auto", n_rounds="auto", n_trees="auto",
-        max_depth=6, min_bin_rows="auto", clip=0.5, learning_rate=0.8, prior_std=0.5, accountant=None,
-        random_state=None,
+        max_depth=6, min_bin_rows="auto", clip=0.5, learning_rate=0.8, prior_std=0.5, merge_bins=True,
+        accountant=None, random_state=None,
     ):  # fmt: skip
         self.epsilon = epsilon
         self.delta = delta
@@ -312,6 +386,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         self.clip = clip
         self.learning_rate = learning_rate
         self.prior_std = prior_std
+        self.merge_bins = merge_bins
         self.accountant = accountant
         self.random_state = random_state
 
@@ -367,7 +442,10 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
             hessians = ratio * np.stack(
                 [np.bincount(cells_public, weights=h, minlength=partition.n_cells) for h in (p * (1.0 - p)).T], axis=1
             )
-            step = _bin_values(sums, hessians, self.sigma_, self.learning_rate, self.prior_std)
+            if self.merge_bins and isinstance(partition, FeatureBins):  # ordered bins: runs of like bins merge
+                step = segmented_bin_values(sums, hessians, self.sigma_, self.learning_rate, self.prior_std)
+            else:
+                step = _bin_values(sums, hessians, self.sigma_, self.learning_rate, self.prior_std)
             F_private[:] += step[cells_private]
             F_public[:] += step[cells_public]
             partitions.append(partition)

@@ -13,9 +13,11 @@ from skpate import NoisyBoostingClassifier, NoisyGDClassifier
 from skpate.pool.boosting import (
     MORE_TREES_MU,
     BoostedPartitionsModel,
+    _bin_values,
     clipped_bin_sums,
     noisy_bin_sums,
     released_spreads,
+    segmented_bin_values,
 )
 from skpate.pool.partitions import FeatureBins, PublicTree, grow_public_tree
 from skpate.privacy.calibration import binned_sum_sigma
@@ -197,6 +199,85 @@ def test_the_structure_comes_from_the_public_rows_and_the_releases_alone(binary_
         public_per_bin = np.bincount(np.searchsorted(edges, column, side="right"), minlength=edges.size + 1)
         assert public_per_bin.min() >= failed.min_bin_rows_ * 500 / 1400 and edges.size < 256
     assert sorted(reference.round_features_[:6]) == list(range(6))  # a cycle visits every feature once
+
+
+def _segment_log_evidence(sums, hessians, tau2, c):
+    """A segment's log marginal likelihood, written out from the Gaussian linear model (independent of skpate)."""
+    total = 0.0
+    for k in range(sums.shape[1]):
+        h, s = hessians[:, k], sums[:, k]
+        covariance = tau2 * np.eye(h.size) + (tau2 / c) * np.outer(h, h)  # prior variance prior_std^2 = tau2 / c
+        _, logdet = np.linalg.slogdet(covariance)
+        total += -0.5 * (logdet + s @ np.linalg.solve(covariance, s) + h.size * np.log(2 * np.pi))
+    return total
+
+
+@pytest.mark.parametrize("change_prior", [0.5, 0.2])
+def test_the_segmentation_is_the_most_probable_of_every_segmentation(change_prior):
+    """Brute force over all 2^(n - 1) segmentations of 7 bins, each scored by the full Gaussian marginal likelihood
+    (constants included) plus the prior on the changes: the dynamic programme finds the best, and every bin of a
+    segment takes the posterior mean step of the segment's pooled model."""
+    rng = np.random.default_rng(3)
+    n, sigma, prior_std, learning_rate = 7, 2.0, 0.5, 0.8
+    hessians = rng.uniform(0.5, 8.0, (n, 3))
+    steps = np.repeat(rng.normal(0, 0.5, (3, 3)), [2, 3, 2], axis=0)  # three true segments
+    sums = hessians * steps + rng.normal(0, sigma, (n, 3))
+    sums -= sums.mean(axis=1, keepdims=True)
+    values = segmented_bin_values(sums, hessians, sigma, learning_rate, prior_std, change_prior)
+    tau2 = 2 / 3 * sigma**2
+    c = tau2 / prior_std**2
+    h = np.maximum(hessians, 1.0)
+    best, best_score = None, -np.inf
+    for mask in range(2 ** (n - 1)):
+        cuts = [0] + [b + 1 for b in range(n - 1) if mask >> b & 1] + [n]
+        score = sum(_segment_log_evidence(sums[i:j], h[i:j], tau2, c) for i, j in zip(cuts[:-1], cuts[1:]))
+        score += (len(cuts) - 2) * np.log(change_prior) + (n - len(cuts) + 1) * np.log(1 - change_prior)
+        if score > best_score:
+            best, best_score = cuts, score
+    expected = np.empty_like(sums)
+    for i, j in zip(best[:-1], best[1:]):
+        expected[i:j] = learning_rate * (2 / 3) * (h[i:j] * sums[i:j]).sum(0) / ((h[i:j] ** 2).sum(0) + c)
+    np.testing.assert_allclose(values, expected, rtol=1e-12)
+    assert 1 < len(best) - 1 < n  # the case is not trivial: some bins merge, some boundaries stay
+
+
+def test_segments_pool_flat_runs_keep_jumps_and_reduce_to_one_bin_steps():
+    # Without a change allowed between bins (change_prior near 1: every boundary kept), the default's steps exactly.
+    rng = np.random.default_rng(0)
+    sums, hessians = rng.normal(0, 3, (20, 2)), rng.uniform(0.5, 30, (20, 2))
+    sums -= sums.mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(
+        segmented_bin_values(sums, hessians, 3.0, 0.8, 0.5, change_prior=1 - 1e-12),
+        _bin_values(sums, hessians, 3.0, 0.8, 0.5),
+    )
+    # Hand-derived, two bins of hessian 1 and sums 0: one segment scores -log(1 + 2 / c) / 2, two score
+    # -log(1 + 1 / c) > that, so they merge; the step is 0.
+    np.testing.assert_array_equal(segmented_bin_values(np.zeros((2, 2)), np.ones((2, 2)), 1.0, 0.8, 0.5), 0.0)
+    # A step function (40 bins of 50 rows' hessians, value +0.5 on the first 15, -0.5 after) under noise 3:
+    # the boundary at 15 survives, each side is flat, and each side's value is nearer the truth than a bin's own.
+    truth = np.where(np.arange(40) < 15, 0.5, -0.5)
+    hessians = np.full((40, 2), 50.0)
+    sums = hessians * np.stack([truth, -truth], axis=1) / 0.8 + rng.normal(0, 3, (40, 2))
+    sums -= sums.mean(axis=1, keepdims=True)
+    merged = segmented_bin_values(sums, hessians, 3.0, 0.8, 0.5)[:, 0]
+    alone = _bin_values(sums, hessians, 3.0, 0.8, 0.5)[:, 0]
+    assert np.unique(merged[:15]).size == 1 and np.unique(merged[15:]).size == 1 and merged[0] > merged[-1]
+    assert np.abs(merged - truth / 2).mean() < np.abs(alone - truth / 2).mean() / 2  # noise-free: truth / 2
+
+
+def test_merged_bins_are_post_processing_the_budget_and_noise_do_not_change(binary_split):
+    X, y, X_public, X_eval = binary_split
+    merged, separate = model().fit(X, y, X_public=X_public), model(merge_bins=False).fit(X, y, X_public=X_public)
+    assert merged.sigma_ == separate.sigma_ and merged.privacy_spent_ == separate.privacy_spent_
+    np.testing.assert_array_equal(merged.round_features_, separate.round_features_)
+
+    def steps_and_bins(boost):  # per feature round: distinct steps, bins
+        published = boost.export_model()
+        pairs = zip(published.values, published.partitions)
+        return np.array([(np.unique(v[:, 1]).size, p.n_cells) for v, p in pairs if isinstance(p, FeatureBins)])
+
+    assert steps_and_bins(merged)[:, 0].sum() < steps_and_bins(merged)[:, 1].sum()  # some bins share a step
+    np.testing.assert_array_equal(*steps_and_bins(separate).T)
 
 
 def test_an_audit_of_one_round_stays_below_its_epsilon():
