@@ -144,6 +144,7 @@ def segmented_bin_values(sums, hessians, sigma, learning_rate, prior_std, change
     hessians : ndarray of shape (n_bins, n_classes)
         The Newton denominators (floored at 1, as in :func:`_bin_values`).
     sigma, learning_rate, prior_std : float
+        Positive and finite (the segments' evidence needs a proper prior).
     change_prior : float in (0, 1), default=0.5
         A-priori probability of a change between two neighbouring bins; 1/2 leaves the choice to the evidence.
 
@@ -301,7 +302,8 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
     learning_rate : float > 0, default=0.8
     prior_std : float > 0, default=0.5
         Standard deviation of the Gaussian prior of a cell's value, toward
-        which the noisy Newton steps are shrunk (``np.inf``: no shrinkage).
+        which the noisy Newton steps are shrunk (finite; a large value shrinks
+        little).
     merge_bins : bool, default=True
         After each feature round's release, merge runs of neighbouring bins
         whose released sums are alike, so that a flat stretch of the feature
