@@ -14,8 +14,9 @@ of their softmax gradients, each clipped to norm ``clip``, plus Gaussian noise.
 A cell's value is a Newton step whose denominator comes from the public rows
 (their hessians under the released model), shrunk toward 0 against the known
 noise; after a feature round, runs of neighbouring bins whose released sums are
-alike are merged and share one step (the most probable segmentation of the
-release: post-processing, free).
+alike pool them (each bin's step averaged over every segmentation of the
+release into runs, weighted by its posterior probability: post-processing,
+free).
 
 Replacing one private row moves one round's table of cell sums by at most
 ``2 clip`` in L2 norm (:func:`skpate.privacy.sensitivity.binned_sum_sensitivity`),
@@ -28,7 +29,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import softmax
+from scipy.special import logsumexp, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -117,22 +118,22 @@ def _bin_values(sums, hessians, sigma, learning_rate, prior_std):
 
 
 def segmented_bin_values(sums, hessians, sigma, learning_rate, prior_std, change_prior=0.5):
-    """Shrunk Newton steps of one feature round's release, shared by runs of neighbouring bins that look alike.
+    """Shrunk Newton steps of one feature round's release, pooled over runs of neighbouring bins that look alike.
 
-    The bins, in the feature's order, are cut into contiguous segments by the maximum a-posteriori segmentation of
-    the release under the model of :func:`_bin_values` with one value per segment: ``sums[b] = H[b] v_S + noise``
-    for every bin ``b`` of segment ``S``, entry noise of variance ``tau^2 = share sigma^2``, ``v_S ~ N(0,
-    prior_std^2)``, every class column on its own, and a change between two neighbouring bins a priori with
-    probability ``change_prior``. A segment's log marginal likelihood is, up to terms shared by every segmentation,
-    ``sum_k -log(1 + A_k / c) / 2 + B_k^2 / (2 tau^2 (A_k + c))`` with ``A = sum_b H[b]^2``, ``B = sum_b H[b]
-    sums[b]`` and ``c = tau^2 / prior_std^2`` (the Gaussian marginal of a linear model: Bishop, "Pattern Recognition
-    and Machine Learning", 2006, eq. 3.86; per segment, Fearnhead, "Exact and efficient Bayesian inference for
-    multiple changepoint problems", Stat. Comput. 2006); the best segmentation is found exactly by dynamic
-    programming over the segments' last bins (optimal partitioning: Jackson et al., "An algorithm for optimal
-    partitioning of data on an interval", IEEE Signal Process. Lett. 2005), in ``O(n_bins^2)``. Every bin of a
-    segment takes its posterior mean step, ``learning_rate * share * B / (A + c)``: a segment of one bin gives
-    :func:`_bin_values` exactly, and a flat run of ``m`` bins pools ``m`` bins' sums against ``m`` times their noise
-    variance, as one bin of their rows would.
+    The bins, in the feature's order, are cut into contiguous segments of one value each, under the model of
+    :func:`_bin_values`: ``sums[b] = H[b] v_S + noise`` for every bin ``b`` of segment ``S``, entry noise of variance
+    ``tau^2 = share sigma^2``, ``v_S ~ N(0, prior_std^2)``, every class column on its own, and a change between two
+    neighbouring bins a priori with probability ``change_prior``. A segment's log marginal likelihood is, up to terms
+    shared by every segmentation, ``sum_k -log(1 + A_k / c) / 2 + B_k^2 / (2 tau^2 (A_k + c))`` with ``A = sum_b
+    H[b]^2``, ``B = sum_b H[b] sums[b]`` and ``c = tau^2 / prior_std^2`` (the Gaussian marginal of a linear model:
+    Bishop, "Pattern Recognition and Machine Learning", 2006, eq. 3.86), and its posterior mean step is
+    ``learning_rate * share * B / (A + c)``. Each bin takes the posterior mean of its step over every segmentation,
+    weighted by the segmentation's posterior probability (Bayesian model averaging): the sum, over the segments that
+    hold the bin, of the segment's probability times its step, the probabilities from forward and backward sums over
+    the segments' boundaries (Fearnhead, "Exact and efficient Bayesian inference for multiple changepoint problems",
+    Stat. Comput. 2006, section 2), exactly, in ``O(n_bins^2)``. A flat run of ``m`` bins pools ``m`` bins' sums
+    against ``m`` times their noise variance, as one bin of their rows would; a clear jump keeps its boundary; one
+    bin alone gives :func:`_bin_values` exactly.
 
     A function of the release, the public hessians and public constants only: post-processing (Dwork and Roth,
     "The Algorithmic Foundations of Differential Privacy", 2014, Prop. 2.1), it costs no budget.
@@ -157,24 +158,22 @@ def segmented_bin_values(sums, hessians, sigma, learning_rate, prior_std, change
     tau2 = share * sigma**2
     c = tau2 / prior_std**2
     hessians = np.maximum(hessians, 1.0)
-    A = np.vstack([np.zeros(n_classes), np.cumsum(hessians**2, axis=0)])  # A[j] - A[i]: bins i..j-1
+    A = np.vstack([np.zeros(n_classes), np.cumsum(hessians**2, axis=0)])
     B = np.vstack([np.zeros(n_classes), np.cumsum(hessians * sums, axis=0)])
-    change_cost = np.log((1.0 - change_prior) / change_prior)
-    best = np.zeros(n_bins + 1)  # best[j]: the best segmentation of bins 0..j-1
-    start = np.zeros(n_bins + 1, dtype=np.intp)  # where its last segment starts
+    is_segment = np.triu(np.ones((n_bins + 1, n_bins + 1), dtype=bool), k=1)  # [i, j]: bins i..j-1, i < j
+    a = np.where(is_segment[..., None], A[None] - A[:, None], 1.0)
+    b = np.where(is_segment[..., None], B[None] - B[:, None], 0.0)
+    log_weight = np.sum(-0.5 * np.log1p(a / c) + b**2 / (2.0 * tau2 * (a + c)), axis=2)
+    log_weight -= np.log((1.0 - change_prior) / change_prior) * (np.arange(n_bins + 1) > 0)[:, None]  # a change at i
+    log_weight[~is_segment] = -np.inf
+    forward, backward = np.zeros(n_bins + 1), np.zeros(n_bins + 1)  # segmentations of bins 0..j-1, of j..n_bins-1
     for j in range(1, n_bins + 1):
-        a, b = A[j] - A[:j], B[j] - B[:j]
-        evidence = np.sum(-0.5 * np.log1p(a / c) + b**2 / (2.0 * tau2 * (a + c)), axis=1)
-        scores = best[:j] + evidence - change_cost * (np.arange(j) > 0)
-        start[j] = np.argmax(scores)
-        best[j] = scores[start[j]]
-    values = np.empty_like(sums, dtype=np.float64)
-    j = n_bins
-    while j > 0:
-        i = start[j]
-        values[i:j] = learning_rate * share * (B[j] - B[i]) / (A[j] - A[i] + c)
-        j = i
-    return values
+        forward[j] = logsumexp(forward[:j] + log_weight[:j, j])
+    for i in range(n_bins - 1, -1, -1):
+        backward[i] = logsumexp(log_weight[i, i + 1 :] + backward[i + 1 :])
+    probability = np.exp(forward[:, None] + log_weight + backward[None] - forward[n_bins])  # of segment i..j-1
+    weighted = probability[..., None] * (learning_rate * share * b / (a + c))
+    return np.cumsum(weighted.sum(axis=1) - weighted.sum(axis=0), axis=0)[:n_bins]  # starts minus ends: the cover
 
 
 def released_spreads(Z_public, partitions, values, features):
@@ -238,9 +237,9 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
        times ``n_private / n_public`` (free), shrunk toward 0 as the posterior
        mean under a ``N(0, prior_std^2)`` prior; it is added to ``F``. In a
        feature round (``merge_bins=True``), runs of neighbouring bins whose
-       sums are alike first merge into one segment that shares one step: the
-       most probable segmentation of the release
-       (:func:`segmented_bin_values`), post-processing.
+       sums are alike pool them first: each bin's step is averaged over every
+       segmentation of the release into runs of one value, weighted by its
+       posterior probability (:func:`segmented_bin_values`), post-processing.
 
     Privacy (replace-one): the partitions and their order come from the public
     rows, the earlier releases and the random state alone, so a replaced row
@@ -305,10 +304,11 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         which the noisy Newton steps are shrunk (finite; a large value shrinks
         little).
     merge_bins : bool, default=True
-        After each feature round's release, merge runs of neighbouring bins
+        After each feature round's release, pool runs of neighbouring bins
         whose released sums are alike, so that a flat stretch of the feature
         pools its bins' sums and their noise averages out, while a jump keeps
-        its boundary (:func:`segmented_bin_values`; post-processing, free).
+        its boundary (each step averaged over the segmentations of the release,
+        :func:`segmented_bin_values`; post-processing, free).
         False gives every bin its own step.
     accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
         Budget shared across fits: the fit reserves ``epsilon`` with it before
@@ -444,7 +444,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
             hessians = ratio * np.stack(
                 [np.bincount(cells_public, weights=h, minlength=partition.n_cells) for h in (p * (1.0 - p)).T], axis=1
             )
-            if self.merge_bins and isinstance(partition, FeatureBins):  # ordered bins: runs of like bins merge
+            if self.merge_bins and isinstance(partition, FeatureBins):  # ordered bins: runs of like bins pool
                 step = segmented_bin_values(sums, hessians, self.sigma_, self.learning_rate, self.prior_std)
             else:
                 step = _bin_values(sums, hessians, self.sigma_, self.learning_rate, self.prior_std)
