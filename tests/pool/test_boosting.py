@@ -253,14 +253,14 @@ def test_segments_pool_flat_runs_keep_jumps_and_reduce_to_one_bin_steps():
         segmented_bin_values(sums, hessians, 3.0, 0.8, 0.5, change_prior=1 - 1e-12),
         _bin_values(sums, hessians, 3.0, 0.8, 0.5),
     )
-    # Hand-derived, two bins of hessian 1 and sums 0, c = share sigma^2 / prior_std^2 = 2: one segment weighs
-    # (1 + 2 / c)^(-1/2) = 2^(-1/2), two weigh (1 + 1 / c)^(-1) = 2/3, every step is 0 either way.
+    # Hand-derived, two bins of hessian 1 and sums 0, c = share sigma^2 / prior_std^2 = 2: per class column, one
+    # segment weighs (1 + 2 / c)^(-1/2) = 2^(-1/2) and two weigh (1 + 1 / c)^(-1) = 2/3; every step is 0 either way.
     np.testing.assert_array_equal(segmented_bin_values(np.zeros((2, 2)), np.ones((2, 2)), 1.0, 0.8, 0.5), 0.0)
     # Two bins of hessian 1 and sums (s, -s) in class 0: apart, each bin's step is 0.8 (1/2) s / (1 + 2); merged, 0.
     # The result is the apart steps times the posterior probability of the change, from the same two weights.
     s = 1.5
     sums = np.array([[s, -s], [-s, s]])
-    apart = (2 / 3 * np.exp(2 * s**2 / (2 * 0.5 * (1 + 2)))) ** 2  # per class column, b^2 / (2 tau^2 (a + c)) per bin
+    apart = (2 / 3 * np.exp(2 * s**2 / (2 * 0.5 * (1 + 2)))) ** 2  # each bin adds b^2 / (2 tau^2 (a + c)); 2 columns
     together = (2**-0.5) ** 2
     expected = 0.8 * 0.5 * s / 3 * apart / (apart + together)
     np.testing.assert_allclose(segmented_bin_values(sums, np.ones((2, 2)), 1.0, 0.8, 0.5)[:, 0], [expected, -expected])
