@@ -144,6 +144,38 @@ above its additive version).
     multi2nd, age, agefstm, black, hispan, faminc, educ. Dropped: what measures the label (weeks, hours, labinc),
     nonmomi (family income minus the mother's: with faminc it gives her labour income) and agesq (age squared).
 
+:data:`WIDE_DEVELOPMENT` holds six wide development sets (22 to 85 features; every other set here has 5 to 19), for
+settings whose effect grows with the number of features, such as the number of boosting rounds (issue 31's
+twenty-fifth round). Two are dominated by one class (alcohol_status, caravan_purchase) and one carries almost no
+signal (happiness): there a setting must do no harm.
+
+``loans_homeownership`` -- multi-class (3), 10,000 rows
+    openintro's ``loans_full_schema``: Lending Club loans of 2018 (R package openintro, GPL-3). Label:
+    ``homeownership`` (MORTGAGE, RENT, OWN). Features (53): the applicant's income, credit history and the loan.
+    Dropped: emp_title (free text, 4,741 values).
+``health_expense`` -- binary, 20,190 rows
+    sampleSelection's ``RandHIE``: the RAND Health Insurance Experiment, one row per person and year (R package
+    sampleSelection, GPL-2 | GPL-3). Label: ``binexp``, any medical expense in the year (none, some). Features (31):
+    the insurance plan, site, year, demographics, income and health measures. Dropped: zper (identifier) and what
+    measures the label (outpdol, drugdol, suppdol, mentdol, inpdol, meddol, lnmeddol, totadm, inpmis, mentvis,
+    mdvis, notmdvis).
+``happiness`` -- binary, 17,137 rows
+    wooldridge's ``happiness``: General Social Survey respondents 1994-2006 (R package wooldridge, GPL-3). Label:
+    ``vhappy`` (not very happy, very happy). Features (31). Dropped: happy (it names the label). Almost no signal:
+    non-private HistGradientBoosting is within a point of the majority class.
+``alcohol_status`` -- multi-class (3), 9,822 rows
+    wooldridge's ``alcohol``: US adults of the 1988 National Health Interview Survey (R package wooldridge, GPL-3).
+    Label: ``status`` (out of the labour force, unemployed, employed; 90% employed). Features (30), alcohol abuse
+    among them. Dropped: inwf and employ (they name the status).
+``movies_drama`` -- binary, 58,788 rows
+    ggplot2movies' ``movies``: IMDB films (R package ggplot2movies, GPL-3). Label: ``Drama`` (other, drama).
+    Features (22): year, length, budget, rating, votes, the shares of votes r1-r10, mpaa and the other genre flags
+    (budget and mpaa mostly missing). Dropped: title (identifier).
+``caravan_purchase`` -- binary, 5,822 rows
+    ISLR's ``Caravan``: customers of a Dutch insurer, the CoIL 2000 benchmark (R package ISLR, GPL-2). Label:
+    ``Purchase``, caravan insurance (No, Yes; 6% Yes). Features (85): socio-demographics of the postcode and
+    product ownership. No column dropped.
+
 Examples
 --------
 >>> from benchmarks import tabular_data  # doctest: +SKIP
@@ -172,7 +204,11 @@ DEVELOPMENT = ("bird_strikes", "gss_degree", "youth_gender")
 INTERACTION_DEVELOPMENT = ("contagious_disease", "storm_status", "batting_league")
 #: Large labour-survey development sets of the kind of UCI Adult (19,000-32,000 rows), for budget-dependent settings.
 LABOR_DEVELOPMENT = ("cps_parttime", "nls_union", "mothers_worked")
-#: Every development set: where defaults are chosen.
+#: Wide development sets (22-85 features), for settings whose effect grows with the number of features.
+WIDE_DEVELOPMENT = (
+    "loans_homeownership", "health_expense", "happiness", "alcohol_status", "movies_drama", "caravan_purchase",
+)  # fmt: skip
+#: Every development set of the nine-table rule (the wide ones are kept apart: they were added later, for one question).
 ALL_DEVELOPMENT = DEVELOPMENT + INTERACTION_DEVELOPMENT + LABOR_DEVELOPMENT
 
 #: Fixed subsample of the flights (``numpy.random.default_rng(FLIGHTS_SEED)``, without replacement).
@@ -344,6 +380,49 @@ def _mothers_worked():
     return frame.drop(columns=leaks), _labels(labels)
 
 
+def _loans_homeownership():
+    frame = _frame("openintro", "loans_full_schema")
+    return frame.drop(columns=["homeownership", "emp_title"]), _labels(frame["homeownership"])
+
+
+#: What measures ``health_expense``'s label: expenses and visits of the year.
+HEALTH_EXPENSE_LEAKS = [
+    "outpdol", "drugdol", "suppdol", "mentdol", "inpdol", "meddol", "lnmeddol", "totadm", "inpmis", "mentvis",
+    "mdvis", "notmdvis",
+]  # fmt: skip
+
+
+def _health_expense():
+    frame = _frame("sampleSelection", "RandHIE")
+    labels = np.where(frame["binexp"] == 1, "some", "none")
+    return frame.drop(columns=["binexp", "zper", *HEALTH_EXPENSE_LEAKS]), _labels(labels)
+
+
+def _happiness():
+    frame = _frame("wooldridge", "happiness")
+    labels = np.where(frame["vhappy"] == 1, "very happy", "not very happy")
+    return frame.drop(columns=["vhappy", "happy"]), _labels(labels)
+
+
+LABOUR_STATUSES = {1: "out of the labour force", 2: "unemployed", 3: "employed"}
+
+
+def _alcohol_status():
+    frame = _frame("wooldridge", "alcohol")
+    return frame.drop(columns=["status", "inwf", "employ"]), _labels(frame["status"].map(LABOUR_STATUSES))
+
+
+def _movies_drama():
+    frame = _frame("ggplot2movies", "movies")
+    labels = np.where(frame["Drama"] == 1, "drama", "other")
+    return frame.drop(columns=["Drama", "title"]), _labels(labels)
+
+
+def _caravan_purchase():
+    frame = _frame("ISLR", "Caravan")
+    return frame.drop(columns="Purchase"), _labels(frame["Purchase"])
+
+
 #: name -> (loader, classes, R package, R data set, R package license, one-line description)
 _DATASETS = {
     "diamonds": (_diamonds, ["Fair", "Good", "Very Good", "Premium", "Ideal"], "ggplot2", "diamonds", "MIT",
@@ -378,6 +457,18 @@ _DATASETS = {
                   "Union membership of a young working woman in a year of the NLS (1968-1988)"),
     "mothers_worked": (_mothers_worked, ["not worked", "worked"], "wooldridge", "labsup", "GPL-3",
                        "Whether a black or Hispanic mother of two or more worked in 1979 (US census 1980)"),
+    "loans_homeownership": (_loans_homeownership, ["MORTGAGE", "RENT", "OWN"], "openintro", "loans_full_schema",
+                            "GPL-3", "Home ownership of a Lending Club borrower (2018), from income, credit and loan"),
+    "health_expense": (_health_expense, ["none", "some"], "sampleSelection", "RandHIE", "GPL-2 | GPL-3",
+                       "Whether a RAND Health Insurance Experiment participant had any medical expense in a year"),
+    "happiness": (_happiness, ["not very happy", "very happy"], "wooldridge", "happiness", "GPL-3",
+                  "Whether a GSS respondent (1994-2006) is very happy"),
+    "alcohol_status": (_alcohol_status, list(LABOUR_STATUSES.values()), "wooldridge", "alcohol", "GPL-3",
+                       "Labour-force status of a US adult (NHIS 1988), alcohol abuse among the features"),
+    "movies_drama": (_movies_drama, ["other", "drama"], "ggplot2movies", "movies", "GPL-3",
+                     "Whether an IMDB film is a drama, from its ratings, votes, length and other genres"),
+    "caravan_purchase": (_caravan_purchase, ["No", "Yes"], "ISLR", "Caravan", "GPL-2",
+                         "Whether a Dutch insurer's customer buys caravan insurance (CoIL 2000)"),
 }  # fmt: skip
 
 
@@ -387,7 +478,7 @@ def load(name):
     Parameters
     ----------
     name : str
-        A name in :data:`SUITE`, :data:`HOLDOUT` or :data:`ALL_DEVELOPMENT`.
+        A name in :data:`SUITE`, :data:`HOLDOUT`, :data:`ALL_DEVELOPMENT` or :data:`WIDE_DEVELOPMENT`.
 
     Returns
     -------

