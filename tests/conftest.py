@@ -46,6 +46,16 @@ def three_class_split_large():
 
 
 @pytest.fixture(scope="session")
+def wide_binary_split():
+    """2000 rows, 45 features, 2 classes (labels 0, 1): 1400 private rows, then 600 public ones.
+
+    Returns ``X_private, y_private, X_public``.
+    """
+    X, y = make_classification(n_samples=2000, n_features=45, n_informative=10, random_state=0)
+    return _read_only(X[:1400], y[:1400], X[1400:])
+
+
+@pytest.fixture(scope="session")
 def three_class_split_small():
     """900 rows, 6 features, 3 classes (labels 0, 1, 2): 600 private rows, then 300 public ones.
 

@@ -69,6 +69,12 @@ BIN_NOISE_RATIO, MIN_BINS = 10, 4
 #: 1.41 at delta 1e-5): chosen on the nine development tables by a rule written before their run (per budget, the
 #: most trees that cost no more than 0.1 points on the additive and on the labour tables; docs/benchmarks/boosting.md).
 TREES_PER_FEATURE, MORE_TREES_PER_FEATURE, MORE_TREES_MU = 1, 3, 0.367
+#: The "auto" rounds count features up to ``ROUND_FEATURES_CAP`` only (every feature still gets one feature round):
+#: the counts above were chosen on tables of 5 to 19 features, and every round's noise grows with the number of rounds,
+#: so on wider tables more rounds cost more than they bring. Chosen on six wide development tables (22-85 features) by
+#: a rule written before their run (issue 31's twenty-fifth round, docs/benchmarks/boosting.md); no table of 20
+#: features or fewer is affected.
+ROUND_FEATURES_CAP = 20
 
 
 def clipped_bin_sums(bins, codes, proba, clip, n_bins):
@@ -276,15 +282,18 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         the private rows (a missing value with ``"passthrough"``, say) is a
         ``ValueError`` that quotes none.
     n_rounds : int >= 1 or "auto", default="auto"
-        Rounds over one feature's bins. ``"auto"``: 3 cycles over the features
-        that have at least two bins.
+        Rounds over one feature's bins. ``"auto"``: 3 cycles over the ``d``
+        features that have at least two bins; past 20 such features,
+        ``max(d, 60)`` rounds (every feature gets at least one).
     n_trees : int >= 0 or "auto", default="auto"
         Rounds over a random public tree's leaves, after the feature rounds;
         0 fits an additive model. ``"auto"``: one per feature that has at
         least two bins, three when the budget's Gaussian-DP ``mu`` is at
         least 0.367 (``epsilon >= 1.41`` at ``delta=1e-5``), where the extra
-        interactions outweigh the extra noise. The noise of every round grows
-        as ``sqrt(n_rounds + n_trees)``.
+        interactions outweigh the extra noise; features past the twentieth
+        add none. The noise of every round grows as
+        ``sqrt(n_rounds + n_trees)``, so on wide tables the rounds stop
+        growing with the features.
     max_depth : int >= 1, default=6
         Depth of the random trees (their leaves also hold ``min_bin_rows``).
     min_bin_rows : float > 0 or "auto", default="auto"
@@ -396,9 +405,10 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         """``(n_rounds, n_trees)`` with "auto" resolved for ``n_splittable`` features that have two bins or more and
         the budget's Gaussian-DP ``mu`` (public quantities)."""
         n_splittable = max(1, n_splittable)
-        rounds = ROUNDS_PER_FEATURE * n_splittable if self.n_rounds == "auto" else self.n_rounds
+        counted = min(n_splittable, ROUND_FEATURES_CAP)
+        rounds = max(n_splittable, ROUNDS_PER_FEATURE * counted) if self.n_rounds == "auto" else self.n_rounds
         per_feature = TREES_PER_FEATURE if mu < MORE_TREES_MU else MORE_TREES_PER_FEATURE
-        trees = per_feature * n_splittable if self.n_trees == "auto" else self.n_trees
+        trees = per_feature * counted if self.n_trees == "auto" else self.n_trees
         return rounds, trees
 
     def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):

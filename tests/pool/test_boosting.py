@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from skpate import NoisyBoostingClassifier, NoisyGDClassifier
 from skpate.pool.boosting import (
     MORE_TREES_MU,
+    ROUND_FEATURES_CAP,
     BoostedPartitionsModel,
     _bin_values,
     clipped_bin_sums,
@@ -72,6 +73,29 @@ def test_auto_trees_grow_with_the_budget(binary_split, reference_gdp_mu):
     assert f"{above.n_trees_} over a random public tree's leaves" in above.privacy_report_.mechanism
     assert model(epsilon=4.0, n_trees=4).fit(X, y, X_public=X_public).n_trees_ == 4  # a set count is kept
     assert model(epsilon=4.0).fit(X[::-1], 1 - y, X_public=X_public).n_trees_ == above.n_trees_
+
+
+def test_auto_rounds_stop_growing_past_twenty_features(wide_binary_split, reference_gdp_mu):
+    """Past 20 features (public: the columns with two bins or more), "auto" counts 20 features' worth of rounds, and
+    every feature still gets one feature round; the noise follows the rounds as ``sqrt(T)``."""
+    X, y, X_public = wide_binary_split
+    assert ROUND_FEATURES_CAP == 20
+    below = model(epsilon=1.0).fit(X, y, X_public=X_public)
+    above = model(epsilon=4.0).fit(X, y, X_public=X_public)
+    # 45 features: max(45, 3 x 20) = 60 feature rounds (not 135), and 1 or 3 trees per counted feature (20 or 60).
+    assert (below.n_rounds_, below.n_trees_) == (60, 20) and (above.n_rounds_, above.n_trees_) == (60, 60)
+    assert set(below.round_features_) == set(range(45))  # one full cycle first, then 15 more
+    assert np.array_equal(np.sort(below.round_features_[:45]), np.arange(45))
+    assert below.sigma_ == pytest.approx(2 * 0.5 * np.sqrt(80) / reference_gdp_mu(1.0, 1e-5), rel=1e-6)
+    assert above.sigma_ == pytest.approx(2 * 0.5 * np.sqrt(120) / reference_gdp_mu(4.0, 1e-5), rel=1e-6)
+    # 20 features or fewer: unchanged (3 cycles, one or three trees per feature); 70 features: one round each.
+    assert model(epsilon=1.0).fit(X[:, :20], y, X_public=X_public[:, :20]).n_rounds_ == 60
+    assert model(epsilon=1.0).fit(X[:, :20], y, X_public=X_public[:, :20]).n_trees_ == 20
+    assert model(epsilon=1.0).fit(X[:, :19], y, X_public=X_public[:, :19]).n_trees_ == 19
+    wider = np.hstack([X, X[:, :25]]), np.hstack([X_public, X_public[:, :25]])
+    assert model(epsilon=1.0).fit(wider[0], y, X_public=wider[1]).n_rounds_ == 70
+    # a set count is kept
+    assert model(epsilon=1.0, n_rounds=135, n_trees=45).fit(X, y, X_public=X_public).n_rounds_ == 135
 
 
 def _cell(z, partition):
