@@ -69,11 +69,11 @@ BIN_NOISE_RATIO, MIN_BINS = 10, 4
 #: 1.41 at delta 1e-5): chosen on the nine development tables by a rule written before their run (per budget, the
 #: most trees that cost no more than 0.1 points on the additive and on the labour tables; docs/benchmarks/boosting.md).
 TREES_PER_FEATURE, MORE_TREES_PER_FEATURE, MORE_TREES_MU = 1, 3, 0.367
-#: The "auto" rounds count features up to ``ROUND_FEATURES_CAP`` only (every feature still gets one feature round):
-#: the counts above were chosen on tables of 5 to 19 features, and every round's noise grows with the number of rounds,
-#: so on wider tables more rounds cost more than they bring. Chosen on six wide development tables (22-85 features) by
-#: a rule written before their run (issue 31's twenty-fifth round, docs/benchmarks/boosting.md); no table of 20
-#: features or fewer is affected.
+#: The "auto" rounds count at most ``ROUND_FEATURES_CAP`` of the preprocessed columns that have two bins or more
+#: (every column still gets one feature round): the counts above were chosen on tables of 5 to 25 such columns, and
+#: every round's noise grows with the number of rounds, so on wider tables more rounds cost more than they bring. Chosen
+#: on six wide development tables (22-85 features) by a rule written before their run (issue 31's twenty-fifth round,
+#: docs/benchmarks/boosting.md).
 ROUND_FEATURES_CAP = 20
 
 
