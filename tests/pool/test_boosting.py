@@ -89,8 +89,8 @@ def test_auto_rounds_stop_growing_past_twenty_features(wide_binary_split, refere
     assert below.sigma_ == pytest.approx(2 * 0.5 * np.sqrt(80) / reference_gdp_mu(1.0, 1e-5), rel=1e-6)
     assert above.sigma_ == pytest.approx(2 * 0.5 * np.sqrt(120) / reference_gdp_mu(4.0, 1e-5), rel=1e-6)
     # 20 features or fewer: unchanged (3 cycles, one or three trees per feature); 70 features: one round each.
-    assert model(epsilon=1.0).fit(X[:, :20], y, X_public=X_public[:, :20]).n_rounds_ == 60
-    assert model(epsilon=1.0).fit(X[:, :20], y, X_public=X_public[:, :20]).n_trees_ == 20
+    twenty = model(epsilon=1.0).fit(X[:, :20], y, X_public=X_public[:, :20])
+    assert (twenty.n_rounds_, twenty.n_trees_) == (60, 20)
     assert model(epsilon=1.0).fit(X[:, :19], y, X_public=X_public[:, :19]).n_trees_ == 19
     wider = np.hstack([X, X[:, :25]]), np.hstack([X_public, X_public[:, :25]])
     assert model(epsilon=1.0).fit(wider[0], y, X_public=wider[1]).n_rounds_ == 70
