@@ -8,6 +8,7 @@ that would exceed its budget, the ``-1`` convention in ``fit`` and ``score``, an
 import copy
 import inspect
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -166,6 +167,16 @@ def test_public_rows_with_other_columns_than_the_private_rows_are_refused_before
         make(name, accountant=accountant).fit(X, y, X_public=X_public)
     assert accountant.n_fits == 0
 
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_string_columns_under_the_default_preprocessing_fit_or_get_an_error_that_names_the_fix(name, rows):
+    X, y, X_public, _, _ = rows
+    X = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])]).assign(state=np.where(y == 1, "SECRET", "CA"))
+    X_public = pd.DataFrame(X_public, columns=X.columns[:-1]).assign(state="NY")
+    try:
+        make(name).fit(X, y, X_public=X_public)
+    except ValueError as error:
+        assert re.search("preprocessor|encoder", str(error)) and "SECRET" not in str(error)
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_minus_one_rows_are_public_in_fit_and_ignored_by_score(name, rows):

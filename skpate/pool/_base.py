@@ -53,8 +53,16 @@ def public_features(preprocessor, X_public, X_private, name="the estimator"):
     if isinstance(preprocessor, str):
         return None, X_public, X_private
     check_handles_unknown(preprocessor, name)
-    preprocessor = clone(preprocessor).fit(X_public, None)
-    return preprocessor, preprocessor.transform(X_public), transform_private(preprocessor, X_private, name)
+    try:
+        preprocessor = clone(preprocessor).fit(X_public, None)
+        Z_public = preprocessor.transform(X_public)
+    except (ValueError, TypeError) as error:  # public rows: the message may quote them
+        raise ValueError(
+            f"{name}'s preprocessor ({type(preprocessor).__name__}) failed on {PUBLIC_ROWS}: {error} Pass a "
+            "preprocessor= that encodes them, e.g. make_pipeline(PublicPreprocessor(), StandardScaler()) for "
+            "columns of strings, categories or missing values."
+        ) from error
+    return preprocessor, Z_public, transform_private(preprocessor, X_private, name)
 
 
 def public_matrix(Z, name, ensure_all_finite=True):
