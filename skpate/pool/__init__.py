@@ -8,7 +8,6 @@ forests grown on the pool) and the model the count learners publish,
 :class:`NoisyCountModel`. They share :class:`~skpate.pool._base.BasePoolClassifier`.
 """
 
-from ._base import public_features
 from .boosting import BoostedPartitionsModel, NoisyBoostingClassifier
 from .cells import CellCountClassifier, KMeansCells
 from .count_model import NoisyCountModel
@@ -24,5 +23,4 @@ __all__ = [
     "NoisyCountModel",
     "NoisyGDClassifier",
     "SoftmaxModel",
-    "public_features",
 ]

@@ -6,7 +6,9 @@ carries the contract of :mod:`skpate.base` for them: it splits the rows, resolve
 private row is read, sets ``privacy_spent_`` and ``privacy_report_``, and
 exports the published model ``model_`` that every learner fits. A
 learner implements ``_fit_pool`` (which reads the private rows) and
-``_mechanism`` (what it released); one whose cost is not the whole budget
+``_mechanism`` (what it released); its work on the public rows alone
+(``_fit_public``: by default its ``preprocessor`` fitted on them) runs
+before the budget is reserved. One whose cost is not the whole budget
 overrides :meth:`BasePoolClassifier.planned_cost` and ``_plan``.
 
 Every step on the private rows (the preprocessor's transform, the cells' or
@@ -30,39 +32,47 @@ from ..base import PrivateClassifierMixin, charged
 from ..privacy import BudgetAccountant, PrivacyReport
 from ..privacy.calibration import budget_cost
 
-__all__ = ["BasePoolClassifier", "private_matrix", "public_features", "public_matrix"]
+__all__ = ["BasePoolClassifier", "fit_public_preprocessor", "private_features", "private_matrix", "public_matrix"]
 
 
 #: Where the public rows come from, for the messages about them (the user passed one or the other).
 PUBLIC_ROWS = "the public rows (X_public, or the rows of X labeled -1)"
 
 
-def public_features(preprocessor, X_public, X_private, name="the estimator"):
-    """``preprocessor`` (or "passthrough") fitted on the public rows only, and both row sets through it.
+def fit_public_preprocessor(preprocessor, X_public, name="the estimator"):
+    """``preprocessor`` (or "passthrough") fitted on the public rows only, and the public rows through it.
 
     A fitted ``FrozenEstimator`` is used as is (its ``fit`` is a no-op). A step that would raise on an unknown
-    category is refused first (:func:`~skpate._validation.check_handles_unknown`, from the configuration
-    alone); the private rows go through :func:`~skpate._validation.transform_private`, whose errors and
-    warnings name ``name`` and quote no private value. The output may be sparse.
+    category is refused first (:func:`~skpate._validation.check_handles_unknown`, from the configuration alone); a
+    failure on the public rows is a ``ValueError`` (a ``TypeError`` if it was one) that names ``preprocessor=`` and
+    the fix (it may quote the public rows, never a private one).
 
     Returns
     -------
     preprocessor : fitted transformer or None
-    Z_public, Z_private : {array-like, sparse matrix, DataFrame}
+    Z_public : {array-like, sparse matrix, DataFrame}
     """
     if isinstance(preprocessor, str):
-        return None, X_public, X_private
+        return None, X_public
     check_handles_unknown(preprocessor, name)
     try:
         preprocessor = clone(preprocessor).fit(X_public, None)
-        Z_public = preprocessor.transform(X_public)
-    except (ValueError, TypeError) as error:  # public rows: the message may quote them
-        raise ValueError(
+        return preprocessor, preprocessor.transform(X_public)
+    except (ValueError, TypeError) as error:  # the same type (scikit-learn's checks expect a TypeError for a dict)
+        raise (TypeError if isinstance(error, TypeError) else ValueError)(
             f"{name}'s preprocessor ({type(preprocessor).__name__}) failed on {PUBLIC_ROWS}: {error} Pass a "
             "preprocessor= that encodes them, e.g. make_pipeline(PublicPreprocessor(), StandardScaler()) for "
             "columns of strings, categories or missing values."
         ) from error
-    return preprocessor, Z_public, transform_private(preprocessor, X_private, name)
+
+
+def private_features(preprocessor, X_private, name="the estimator"):
+    """The private rows through the preprocessor fitted by :func:`fit_public_preprocessor` (None: as they are).
+
+    Through :func:`~skpate._validation.transform_private`, whose errors and warnings name ``name`` and quote no
+    private value. The output may be sparse.
+    """
+    return X_private if preprocessor is None else transform_private(preprocessor, X_private, name)
 
 
 def public_matrix(Z, name, ensure_all_finite=True):
@@ -92,7 +102,9 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
 
     Not to be used directly. Subclasses take ``epsilon``, ``delta``,
     ``classes``, ``accountant`` and ``random_state`` (and ``neighboring``
-    where they offer it) and implement ``_fit_pool`` and ``_mechanism``.
+    where they offer it) and implement ``_fit_pool`` and ``_mechanism``; they may
+    resolve their default preprocessor in ``_preprocessor`` and extend
+    ``_fit_public``.
     """
 
     _parameter_constraints: dict = {
@@ -146,9 +158,27 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
     def _check_public(self, n_public):
         """Refuse settings the public pool cannot carry (a public quantity); nothing by default."""
 
+    def _preprocessor(self):
+        """The preprocessor the fit applies, unfitted ("passthrough": none), the learner's default resolved."""
+        return self.preprocessor
+
+    def _fit_public(self, X_public, name):
+        """What the fit does with the public rows alone, before the budget is reserved, so that what it refuses
+        there costs nothing: the preprocessor fitted on them, and their matrix.
+
+        Returns
+        -------
+        public : tuple
+            What ``_fit_pool`` receives as ``public``: here ``(preprocessor, Z_public)``, the fitted preprocessor
+            (or None) and the public rows after it as a finite float64 matrix (CSR if sparse).
+        """
+        preprocessor, Z_public = fit_public_preprocessor(self._preprocessor(), X_public, name)
+        return preprocessor, public_matrix(Z_public, name)
+
     @abstractmethod
-    def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):
-        """Fit on the private rows and the public rows (``classes`` resolved, ``rng`` seeded once per fit)."""
+    def _fit_pool(self, X_private, y_private, X_public, public, classes, rng, plan):
+        """Fit on the private rows and the public rows (``public`` from :meth:`_fit_public`, ``classes`` resolved,
+        ``rng`` seeded once per fit)."""
 
     @abstractmethod
     def _mechanism(self):
@@ -174,10 +204,11 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         name = type(self).__name__
         n_public = _num_samples(X_pub)
         self._check_public(n_public)
-        check_handles_unknown(getattr(self, "preprocessor", None), name)  # the configuration, before any private row
         cost, plan = self._plan(n_public, classes)  # a priori, before any private row is read
+        public = self._fit_public(X_pub, name)  # before the budget too: a refusal on the public rows costs nothing
         with charged(self.accountant, cost, label=f"{name}: {n_public} public rows", estimator=self):
-            self._fit_pool(X_private, y_private, X_pub, classes, check_noise_generator(self.random_state), plan)
+            rng = check_noise_generator(self.random_state)
+            self._fit_pool(X_private, y_private, X_pub, public, classes, rng, plan)
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.classes_ = classes
         self.privacy_report_ = PrivacyReport.from_cost(

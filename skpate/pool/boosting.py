@@ -30,17 +30,16 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp, softmax
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples
 
-from .._validation import transform_private
 from ..base import PublishedModelMixin
 from ..preprocessing import PublicPreprocessor
 from ..privacy.calibration import binned_sum_sigma
 from ..privacy.gdp import gdp_mu
-from ._base import BasePoolClassifier, private_matrix, public_matrix
+from ._base import BasePoolClassifier, private_features, private_matrix
 from ._logits import LogitsModelMixin, PredictsWithModelMixin
 from .partitions import FeatureBins, grow_public_tree, public_bin_edges
 
@@ -411,15 +410,16 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         trees = per_feature * counted if self.n_trees == "auto" else self.n_trees
         return rounds, trees
 
-    def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):
+    def _preprocessor(self):
+        return PublicPreprocessor(encoding="ordinal") if self.preprocessor == "auto" else self.preprocessor
+
+    def _fit_pool(self, X_private, y_private, X_public, public, classes, rng, plan):
         name = type(self).__name__
         n_private, n_public = _num_samples(X_private), _num_samples(X_public)
         # 1. The bins and the feature rounds, from the public rows (and public counts) alone, before any private
         # row is read.
-        preprocessor = PublicPreprocessor(encoding="ordinal") if self.preprocessor == "auto" else self.preprocessor
-        self.preprocessor_ = None if isinstance(preprocessor, str) else clone(preprocessor).fit(X_public, None)
-        Z_public = X_public if self.preprocessor_ is None else self.preprocessor_.transform(X_public)
-        Z_public = _dense(public_matrix(Z_public, name)).astype(np.float64, copy=False)
+        self.preprocessor_, Z_public = public
+        Z_public = _dense(Z_public)
         mu = float(gdp_mu(self.epsilon, self.delta))
         if self.min_bin_rows == "auto":  # public quantities: n_private, the public rows, the budget
             base = n_private / AUTO_BINS
@@ -438,8 +438,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         self.sigma_ = binned_sum_sigma(self.clip, self.n_rounds_ + self.n_trees_, mu)
 
         # 2. The private rows: one noisy release of clipped gradient sums per round.
-        Z_private = X_private if self.preprocessor_ is None else transform_private(self.preprocessor_, X_private, name)
-        Z_private = _dense(private_matrix(Z_private, name)).astype(np.float64, copy=False)
+        Z_private = _dense(private_matrix(private_features(self.preprocessor_, X_private, name), name))
         codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
         ratio = n_private / n_public  # public hessians stand in for the private rows' (n_private is public)
         F_private, F_public = np.zeros((n_private, classes.size)), np.zeros((n_public, classes.size))

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._validation import check_generator
 from ..privacy.calibration import count_sigma
 from ..privacy.gdp import gdp_mu
-from ._base import BasePoolClassifier, private_matrix, public_features, public_matrix
+from ._base import BasePoolClassifier, private_features, private_matrix
 from .count_model import NoisyCountModel, PredictsWithCountsMixin, noisy_counts
 
 __all__ = ["CellCountClassifier", "KMeansCells"]
@@ -146,11 +146,11 @@ class CellCountClassifier(PredictsWithCountsMixin, BasePoolClassifier):
                 "Lower n_cells or pass more public rows."
             )
 
-    def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):
+    def _fit_pool(self, X_private, y_private, X_public, public, classes, rng, plan):
         codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
         name = type(self).__name__
-        preprocessor, Z_public, Z_private = public_features(self.preprocessor, X_public, X_private, name)
-        Z_public, Z_private = public_matrix(Z_public, name), private_matrix(Z_private, name)  # dense or CSR
+        preprocessor, Z_public = public  # dense or CSR
+        Z_private = private_matrix(private_features(preprocessor, X_private, name), name)
         cells = KMeansCells(self.n_cells, self.n_partitions, int(rng.integers(2**31))).fit(Z_public)
         self.sigma_ = count_sigma(self.n_partitions, float(gdp_mu(self.epsilon, self.delta)), self.neighboring)
         counts = noisy_counts(cells, Z_private, codes, classes.size, self.sigma_, rng)

@@ -29,7 +29,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..base import PublishedModelMixin
 from ..privacy.calibration import gradient_sigma, private_budget_split
 from ..privacy.gdp import gdp_mu
-from ._base import BasePoolClassifier, private_matrix, public_features, public_matrix
+from ._base import BasePoolClassifier, private_features, private_matrix
 from ._logits import LogitsModelMixin, PredictsWithModelMixin
 
 __all__ = ["NoisyGDClassifier", "SoftmaxModel", "clipped_gradient", "in_unit_ball", "row_norms"]
@@ -194,18 +194,25 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
         self.neighboring = neighboring
         self.random_state = random_state
 
-    def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):
-        codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
-        name = type(self).__name__
-        preprocessor = StandardScaler() if self.preprocessor is None else self.preprocessor
-        self.preprocessor_, Z_public, Z_private = public_features(preprocessor, X_public, X_private, name)
-        Z_public = public_matrix(Z_public, name)  # dense or CSR (a one-hot encoder's output): both work below
-        self.radius_ = float(np.quantile(row_norms(Z_public), self.norm_quantile))
-        if not self.radius_ > 0:
+    def _preprocessor(self):
+        return StandardScaler() if self.preprocessor is None else self.preprocessor
+
+    def _fit_public(self, X_public, name):
+        """The base's ``(preprocessor, Z_public)`` and the public rows' ``norm_quantile`` norm (the radius)."""
+        preprocessor, Z_public = super()._fit_public(X_public, name)  # dense or CSR (one-hot): both work below
+        radius = float(np.quantile(row_norms(Z_public), self.norm_quantile))
+        if not radius > 0:
             raise ValueError(
                 f"the norm_quantile={self.norm_quantile} quantile of the public rows' norms (after the preprocessor) "
                 "is 0; raise norm_quantile or pass public rows that are not all zero."
             )
+        return preprocessor, Z_public, radius
+
+    def _fit_pool(self, X_private, y_private, X_public, public, classes, rng, plan):
+        codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
+        name = type(self).__name__
+        self.preprocessor_, Z_public, self.radius_ = public
+        Z_private = private_features(self.preprocessor_, X_private, name)
         A_public, A = self._design(Z_public), self._design(private_matrix(Z_private, name))
         gram = A_public.T @ A_public
         gram = (gram.toarray() if sp.issparse(gram) else gram) / A_public.shape[0] + self.alpha * np.eye(A.shape[1])

@@ -25,7 +25,7 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from .._validation import check_handles_unknown, on_private_rows, within_float32
 from ..privacy import Cost
 from ..privacy.calibration import budget_cost, count_sigma, gaussian_share_epsilon
-from ._base import BasePoolClassifier, public_features, public_matrix
+from ._base import BasePoolClassifier, fit_public_preprocessor, private_features, public_matrix
 from .count_model import NoisyCountModel, PredictsWithCountsMixin, noisy_counts
 
 __all__ = ["LeafRefitClassifier", "largest_leaf"]
@@ -293,17 +293,21 @@ class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolC
 
     # --------------------------------------------------------------- fit
 
-    def _fit_pool(self, X_private, y_private, X_public, classes, rng, plan):
+    def _fit_public(self, X_public, name):
+        preprocessor, Z_public = fit_public_preprocessor(self.preprocessor, X_public, name)
+        # Dense or CSR, NaN allowed (the forests send it down a branch), beyond float32's range kept at its ends
+        # (where the forests would put it anyway; see within_float32).
+        return preprocessor, within_float32(public_matrix(Z_public, name, ensure_all_finite=False))
+
+    def _fit_pool(self, X_private, y_private, X_public, public, classes, rng, plan):
         pate = plan
         if getattr(self.pate, "warm_start", False) and hasattr(self, "pate_"):  # reuse the teachers
             pate = self.pate_.set_params(**pate.get_params(deep=False))
         pate.fit(X_private, y_private, X_public=X_public)
         codes = np.searchsorted(classes, y_private)  # the PATE part checked that every label is in classes
         name = type(self).__name__
-        preprocessor, Z_public, Z_private = public_features(self.preprocessor, X_public, X_private, name)
-        # Dense or CSR, NaN allowed (the forests send it down a branch), beyond float32's range kept at its ends
-        # (where the forests would put it anyway; see within_float32).
-        Z_public = within_float32(public_matrix(Z_public, name, ensure_all_finite=False))
+        preprocessor, Z_public = public
+        Z_private = private_features(preprocessor, X_private, name)
         self.sigma_ = count_sigma(self.n_estimators, np.sqrt(self._refit_cost().mu_squared / self.n_refits))
         # The first partition follows the student's labels, later ones the refitted class shares (one-hot, then
         # probabilities: a regression forest places its splits where the shares change, not only the argmax).

@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skpate import NoisyGDClassifier
+from skpate import NoisyGDClassifier, RDPAccountant
 from skpate.pool.linear import clipped_gradient
 from skpate.privacy.calibration import COUNT_SHARE, gradient_sigma, private_budget_split
 from skpate.privacy.gdp import gdp_epsilon, gdp_mu
@@ -168,10 +168,12 @@ def test_bad_input_is_named(data):
         model().fit(X, y)
 
 
-def test_all_zero_public_rows_are_refused(data):
+def test_all_zero_public_rows_are_refused_before_the_budget(data):
     X, y, _, _, _ = data
+    accountant = RDPAccountant(epsilon=10.0, delta=1e-5)
     with pytest.raises(ValueError, match="norm_quantile"):
-        model(preprocessor="passthrough").fit(X, y, X_public=np.zeros((10, X.shape[1])))
+        model(preprocessor="passthrough", accountant=accountant).fit(X, y, X_public=np.zeros((10, X.shape[1])))
+    assert accountant.n_fits == 0
 
 
 @pytest.mark.parametrize(
