@@ -294,7 +294,7 @@ class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolC
     # --------------------------------------------------------------- fit
 
     def _fit_public(self, X_public, name):
-        preprocessor, Z_public = fit_public_preprocessor(self.preprocessor, X_public, name)
+        preprocessor, Z_public = fit_public_preprocessor(self._preprocessor(), X_public, name)
         # Dense or CSR, NaN allowed (the forests send it down a branch), beyond float32's range kept at its ends
         # (where the forests would put it anyway; see within_float32).
         return preprocessor, within_float32(public_matrix(Z_public, name, ensure_all_finite=False))
