@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
@@ -28,6 +29,7 @@ __all__ = [
     "fit_in_noise_scope",
     "check_votes",
     "final_step",
+    "fit_public_preprocessor",
     "is_semi_supervised",
     "label_dtype",
     "noise_scope",
@@ -437,6 +439,37 @@ def transform_private(transformer, X, name, what=None):
     """
     what = f"the preprocessor ({type(transformer).__name__})" if what is None else what
     return on_private_rows(name, what, transformer.transform, X, stacklevel=3)
+
+
+#: Where the public rows come from, for the messages about them (the user passed one or the other).
+PUBLIC_ROWS = "the public rows (X_public, or the rows of X labeled -1)"
+
+
+def fit_public_preprocessor(preprocessor, X_public, name="the estimator"):
+    """``preprocessor`` (or "passthrough") fitted on the public rows only, and the public rows through it.
+
+    A fitted ``FrozenEstimator`` is used as is (its ``fit`` is a no-op). A step that would raise on an unknown
+    category is refused first (:func:`~skpate._validation.check_handles_unknown`, from the configuration alone); a
+    failure on the public rows is a ``ValueError`` (a ``TypeError`` if it was one) that names ``preprocessor=`` and
+    the fix (it may quote the public rows, never a private one).
+
+    Returns
+    -------
+    preprocessor : fitted transformer or None
+    Z_public : {array-like, sparse matrix, DataFrame}
+    """
+    if isinstance(preprocessor, str):
+        return None, X_public
+    check_handles_unknown(preprocessor, name)
+    try:
+        preprocessor = clone(preprocessor).fit(X_public, None)
+        return preprocessor, preprocessor.transform(X_public)
+    except (ValueError, TypeError) as error:  # the same type (scikit-learn's checks expect a TypeError for a dict)
+        raise (TypeError if isinstance(error, TypeError) else ValueError)(
+            f"{name}'s preprocessor ({type(preprocessor).__name__}) failed on {PUBLIC_ROWS}: {error} Pass a "
+            "preprocessor= that encodes them, e.g. make_pipeline(PublicPreprocessor(), StandardScaler()) for "
+            "columns of strings, categories or missing values."
+        ) from error
 
 
 def _reemit_sanitized(caught, name, what, stacklevel):

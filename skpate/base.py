@@ -98,6 +98,25 @@ class PrivateClassifierMixin:
         """
         raise NotImplementedError
 
+    def check_public(self, X_public):
+        """Refuse, for free, what a fit would refuse on the public rows alone.
+
+        A fit does this itself before it reserves its budget; a meta-estimator
+        calls it on its parts before it reserves theirs, so that a part's
+        refusal there costs nothing either. Nothing to check here; the learners
+        that fit a preprocessor on the public rows fit it (and discard it).
+
+        Parameters
+        ----------
+        X_public : {array-like, DataFrame} of shape (n_public, n_features)
+            The public rows the fit will see.
+
+        Returns
+        -------
+        self : object
+        """
+        return self
+
     def publishable_epsilon(self, n_public):
         """The epsilon a fit with these parameters can publish at most, at ``delta``, known before it runs.
 

@@ -21,7 +21,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from ._validation import EpsilonRange, check_handles_unknown, transform_private
+from ._validation import EpsilonRange, fit_public_preprocessor, transform_private
 from .base import PrivateClassifierMixin, charged
 from .pool import LeafRefitClassifier, NoisyBoostingClassifier, NoisyGDClassifier
 from .pool.refit import largest_leaf
@@ -317,22 +317,15 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         n_private, n_public = _num_samples(X_private), _num_samples(X_pub)
         selection = self._selection(n_private, n_public, classes)
         cost = selection.planned_cost(n_public)  # a priori; refuses a candidate it cannot plan, before any row is read
-        preprocessor = None
+        preprocessor, Z_public = self._fit_public(X_pub, name)  # public rows only: free
         if self._per_candidate_preprocessing():
-            Z_public = X_pub
             self._say(f"preprocessing: each candidate encodes the rows with statistics of the {n_public} public rows")
         else:
-            preprocessor = PublicPreprocessor() if self.preprocessor == "auto" else self.preprocessor
-            if isinstance(preprocessor, str):  # "passthrough"
-                preprocessor, Z_public = None, X_pub
-            else:
-                check_handles_unknown(preprocessor, name)  # from the configuration alone
-                preprocessor = clone(preprocessor).fit(X_pub, None)  # public rows only: free
-                Z_public = preprocessor.transform(X_pub)
             self._say(
                 f"preprocessing fitted on {n_public} public rows: {np.shape(Z_public)[1]} features "
                 f"({time.perf_counter() - start:.1f} s)"
             )
+        selection.check_public(Z_public)  # before the budget too: a refusal on the public rows costs nothing
         count = f"{len(selection.candidates)} candidate{'s' if len(selection.candidates) > 1 else ''}"
         self._say(f"fitting {count} under epsilon {self.epsilon:g} at delta {self.delta:g}")
         # Reserved before the first private row is read, the preprocessing of the private rows included: its
@@ -348,6 +341,14 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         self.privacy_spent_ = self.selection_.privacy_spent_
         self._say(f"done in {time.perf_counter() - start:.1f} s; publishable epsilon {self.privacy_spent_[0]:.4g}")
         return self
+
+    def _fit_public(self, X_public, name):
+        """``(preprocessor, Z_public)``: the shared preprocessor fitted on the public rows (None where each candidate
+        carries its own, or for "passthrough") and the public rows after it."""
+        if self._per_candidate_preprocessing():
+            return None, X_public
+        preprocessor = PublicPreprocessor() if self.preprocessor == "auto" else self.preprocessor
+        return fit_public_preprocessor(preprocessor, X_public, name)
 
     def _features(self, X):
         check_is_fitted(self, "selection_")

@@ -250,6 +250,27 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         """
         return self.configured_pate().planned_cost(n_public)
 
+    def check_public(self, X_public):
+        """Refuse, for free, what a fit would refuse on the public rows alone: raw columns the forests cannot split.
+
+        Parameters
+        ----------
+        X_public : {array-like, DataFrame} of shape (n_public, n_features)
+
+        Returns
+        -------
+        self : TabularPATEClassifier
+        """
+        unencoded = _unencoded_columns(X_public) if isinstance(self.preprocessor, str) else ""
+        if unencoded:
+            raise ValueError(
+                f"preprocessor='passthrough' gives the raw columns to the forests, but {unencoded}; pass a "
+                "preprocessor that encodes them, e.g. make_column_transformer((OneHotEncoder(handle_unknown='ignore'), "
+                "[...]), remainder='passthrough') or one fixed by a public schema (skpate.datasets.adult_encoder() "
+                "for UCI Adult), or use skpate.PrivateClassifier, which encodes from the public rows."
+            )
+        return self
+
     def fit(self, X, y, *, X_public=None):
         """Resolve the settings for ``epsilon``, then fit the configured ``PATEClassifier``.
 
@@ -266,14 +287,7 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         self : TabularPATEClassifier
         """
         X_private, y_private, X_pub, classes = self._private_and_public_rows(X, y, X_public)
-        unencoded = _unencoded_columns(X_pub) if isinstance(self.preprocessor, str) else ""
-        if unencoded:  # decided on the public rows, before any teacher is trained
-            raise ValueError(
-                f"preprocessor='passthrough' gives the raw columns to the forests, but {unencoded}; pass a "
-                "preprocessor that encodes them, e.g. make_column_transformer((OneHotEncoder(handle_unknown='ignore'), "
-                "[...]), remainder='passthrough') or one fixed by a public schema (skpate.datasets.adult_encoder() "
-                "for UCI Adult), or use skpate.PrivateClassifier, which encodes from the public rows."
-            )
+        self.check_public(X_pub)  # decided on the public rows, before any teacher is trained
         pate = self.configured_pate(classes)
         self.vote_regression_ = isinstance(pate.student[-1], VoteRegressionClassifier)
         if self.warm_start and hasattr(self, "pate_"):  # the previous fit's teachers

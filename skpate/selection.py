@@ -251,6 +251,23 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
             share *= 1.0 - 1e-9
         raise RuntimeError("the candidates' budgets could not be made to fit the budget; please report this.")
 
+    def check_public(self, X_public):
+        """Refuse, for free, what a fit would refuse on the public rows alone: each candidate's ``check_public``.
+
+        Parameters
+        ----------
+        X_public : {array-like, DataFrame} of shape (n_public, n_features)
+
+        Returns
+        -------
+        self : PrivateModelSelection
+        """
+        self._validate_params()
+        self._check_candidates()
+        for _, estimator in self.candidates:
+            estimator.check_public(X_public)
+        return self
+
     def planned_cost(self, n_public):
         """What a fit will cost, known before it runs: the candidates' costs composed (the choice adds nothing).
 
@@ -292,6 +309,8 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         n_public = _num_samples(X_pub)
         total, planned = self._plan(n_public, classes)  # a priori, before any private row is read
         neighboring = self._neighboring()
+        for _, candidate in planned:  # before the budget too: a refusal on the public rows costs nothing
+            candidate.check_public(X_pub)
         with charged(self.accountant, total, label=f"{name}: {len(planned)} candidates", estimator=self):
             rng = check_noise_generator(self.random_state)
             self._select(X_private, y_private, X_pub, planned, total, neighboring, rng)

@@ -284,6 +284,25 @@ def test_an_encoder_that_raises_on_unknown_categories_is_refused_before_the_budg
     assert accountant.n_fits == 1
 
 
+@pytest.mark.parametrize("candidate", ["linear", "trees"])
+def test_a_candidate_that_fails_on_the_public_rows_is_refused_before_the_budget_is_charged(planted, candidate):
+    from sklearn.preprocessing import StandardScaler
+
+    from skpate import LeafRefitClassifier, NoisyGDClassifier
+    from skpate.privacy import RDPAccountant
+
+    X, y, X_public = planted
+    gd = NoisyGDClassifier(preprocessor=StandardScaler())  # strings for a scaler: the public rows show it
+    estimator = gd if candidate == "linear" else LeafRefitClassifier(gd, preprocessor=PublicPreprocessor())
+    accountant = RDPAccountant(epsilon=5.0, delta=1e-5)
+    clf = PrivateClassifier(
+        classes=[0, 1, 2], preprocessor="passthrough", candidates=[(candidate, estimator)], accountant=accountant
+    )
+    with pytest.raises(ValueError, match=r"NoisyGDClassifier's preprocessor \(StandardScaler\) failed on the public"):
+        clf.fit(X, y, X_public=X_public)
+    assert accountant.n_fits == 0
+
+
 def test_a_failure_on_the_private_rows_is_paid_for_and_quotes_nothing(planted, error_text):
     from sklearn.preprocessing import FunctionTransformer
 

@@ -168,8 +168,8 @@ def test_public_rows_with_other_columns_than_the_private_rows_are_refused_before
     assert accountant.n_fits == 0
 
 
-#: Where string columns fail on the private rows (a teacher), or inside a selection's charged fits: paid for.
-FAIL_AFTER_THE_BUDGET = {"PATEClassifier", "PrivateModelSelection"}
+#: Where string columns fail on the private rows (a teacher's fit): paid for, fail closed.
+FAIL_AFTER_THE_BUDGET = {"PATEClassifier"}
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
@@ -184,6 +184,10 @@ def test_string_columns_under_the_default_preprocessing_fit_or_get_an_error_that
         assert re.search("preprocessor|encoder", str(error)) and "SECRET" not in str(error)
         if name not in FAIL_AFTER_THE_BUDGET:  # a failure on the public rows is refused before the budget
             assert accountant.n_fits == 0
+            with pytest.raises(ValueError, match="preprocessor"):  # and check_public finds it without a fit
+                make(name).check_public(X_public)
+    else:
+        assert make(name).check_public(X_public) is not None
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))

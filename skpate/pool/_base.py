@@ -23,47 +23,23 @@ from abc import ABCMeta, abstractmethod
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
 
-from .._validation import EpsilonRange, check_handles_unknown, check_noise_generator, on_private_rows, transform_private
+from .._validation import (
+    PUBLIC_ROWS,
+    EpsilonRange,
+    check_noise_generator,
+    fit_public_preprocessor,
+    on_private_rows,
+    transform_private,
+)
 from ..base import PrivateClassifierMixin, charged
 from ..privacy import BudgetAccountant, PrivacyReport
 from ..privacy.calibration import budget_cost
 
-__all__ = ["BasePoolClassifier", "fit_public_preprocessor", "private_features", "private_matrix", "public_matrix"]
-
-
-#: Where the public rows come from, for the messages about them (the user passed one or the other).
-PUBLIC_ROWS = "the public rows (X_public, or the rows of X labeled -1)"
-
-
-def fit_public_preprocessor(preprocessor, X_public, name="the estimator"):
-    """``preprocessor`` (or "passthrough") fitted on the public rows only, and the public rows through it.
-
-    A fitted ``FrozenEstimator`` is used as is (its ``fit`` is a no-op). A step that would raise on an unknown
-    category is refused first (:func:`~skpate._validation.check_handles_unknown`, from the configuration alone); a
-    failure on the public rows is a ``ValueError`` (a ``TypeError`` if it was one) that names ``preprocessor=`` and
-    the fix (it may quote the public rows, never a private one).
-
-    Returns
-    -------
-    preprocessor : fitted transformer or None
-    Z_public : {array-like, sparse matrix, DataFrame}
-    """
-    if isinstance(preprocessor, str):
-        return None, X_public
-    check_handles_unknown(preprocessor, name)
-    try:
-        preprocessor = clone(preprocessor).fit(X_public, None)
-        return preprocessor, preprocessor.transform(X_public)
-    except (ValueError, TypeError) as error:  # the same type (scikit-learn's checks expect a TypeError for a dict)
-        raise (TypeError if isinstance(error, TypeError) else ValueError)(
-            f"{name}'s preprocessor ({type(preprocessor).__name__}) failed on {PUBLIC_ROWS}: {error} Pass a "
-            "preprocessor= that encodes them, e.g. make_pipeline(PublicPreprocessor(), StandardScaler()) for "
-            "columns of strings, categories or missing values."
-        ) from error
+__all__ = ["BasePoolClassifier", "private_features", "private_matrix", "public_matrix"]
 
 
 def private_features(preprocessor, X_private, name="the estimator"):
@@ -161,6 +137,21 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
     def _preprocessor(self):
         """The preprocessor the fit applies, unfitted ("passthrough": none), the learner's default resolved."""
         return self.preprocessor
+
+    def check_public(self, X_public):
+        """Refuse, for free, what a fit would refuse on the public rows alone: :meth:`_fit_public`, discarded.
+
+        Parameters
+        ----------
+        X_public : {array-like, DataFrame} of shape (n_public, n_features)
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        self._fit_public(X_public, type(self).__name__)
+        return self
 
     def _fit_public(self, X_public, name):
         """What the fit does with the public rows alone, before the budget is reserved, so that what it refuses

@@ -22,10 +22,10 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval
 
-from .._validation import check_handles_unknown, on_private_rows, within_float32
+from .._validation import check_handles_unknown, fit_public_preprocessor, on_private_rows, within_float32
 from ..privacy import Cost
 from ..privacy.calibration import budget_cost, count_sigma, gaussian_share_epsilon
-from ._base import BasePoolClassifier, fit_public_preprocessor, private_features, public_matrix
+from ._base import BasePoolClassifier, private_features, public_matrix
 from .count_model import NoisyCountModel, PredictsWithCountsMixin, noisy_counts
 
 __all__ = ["LeafRefitClassifier", "largest_leaf"]
@@ -294,6 +294,7 @@ class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolC
     # --------------------------------------------------------------- fit
 
     def _fit_public(self, X_public, name):
+        self.pate.check_public(X_public)  # a pool learner as the PATE part fits its preprocessor there
         preprocessor, Z_public = fit_public_preprocessor(self._preprocessor(), X_public, name)
         # Dense or CSR, NaN allowed (the forests send it down a branch), beyond float32's range kept at its ends
         # (where the forests would put it anyway; see within_float32).
