@@ -13,6 +13,7 @@ make the fit fail or succeed on a property of one private row.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -133,6 +134,19 @@ def _numbers(X):
     return frame.apply(pd.to_numeric, errors="coerce").astype(np.float64).to_numpy()
 
 
+def _numbers_as_strings(X, columns, max_categories):
+    """The columns (of the categorical ``columns`` of ``X``) whose values are all numbers written as strings and
+    more distinct than ``max_categories``: encoded as categories, their rarer values would be merged."""
+    flagged = []
+    for column in columns:
+        values = _frame(X, [column]).iloc[:, 0].dropna()
+        if not pd.api.types.is_string_dtype(values) or values.nunique() <= max_categories:
+            continue  # a pandas category, a boolean, or few values: categories lose nothing
+        if pd.to_numeric(values.astype(str), errors="coerce").notna().all():
+            flagged.append(column)
+    return flagged
+
+
 def _as_strings(X):
     """Categorical columns as strings, missing values as :data:`MISSING` (a category of its own)."""
     frame = pd.DataFrame(X).astype(object)
@@ -149,9 +163,11 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
     (:class:`QuantileClipScaler`); the public rows' numbers must be finite.
     Other columns (strings, categories, booleans): one-hot over the
     categories seen in the public rows (at most ``max_categories`` per
-    column, the rarer ones merged), missing values a category of their own;
-    a category the public rows never showed encodes as zeros, silently, so
-    that no private value reaches a message.
+    column, the rarer ones merged; a column of numbers written as strings
+    with more distinct public values than that warns, as categories they
+    lose their order and most merge: convert it with ``pd.to_numeric``), missing
+    values a category of their own; a category the public rows never showed
+    encodes as zeros, silently, so that no private value reaches a message.
 
     Parameters
     ----------
@@ -226,6 +242,16 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
                 "-inf: replace those values with NaN (missing) or with finite bounds."
             )
         self.numeric_columns_, self.categorical_columns_ = numeric, categorical
+        written = _numbers_as_strings(X, [c for c in categorical if c not in schema], self.max_categories)
+        if written:  # public rows: naming their columns is free
+            warnings.warn(
+                f"PublicPreprocessor: the public rows hold numbers written as strings in column(s) {written!r}, with "
+                f"more distinct values than max_categories={self.max_categories}; they are encoded as categories, the "
+                "rarer ones merged. Convert them to numbers first (X[column] = pd.to_numeric(X[column])) to bin them "
+                "as numbers, or raise max_categories to keep them as categories.",
+                UserWarning,
+                stacklevel=2,
+            )
         parts = []
         if numeric:
             bounds = {i: tuple(schema[c]) for i, c in enumerate(numeric) if c in schema}

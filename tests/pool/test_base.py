@@ -8,6 +8,7 @@ Parametrized over :class:`CellCountClassifier`, :class:`NoisyGDClassifier` and :
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import RandomForestRegressor
@@ -220,6 +221,20 @@ def test_inf_in_the_public_rows_is_refused_naming_the_column(mixed_split):
         PublicPreprocessor().fit(X_public[["age", "income"]].to_numpy())
     with pytest.raises(ValueError, match="infinity"):
         QuantileClipScaler().fit(X_public[["income"]])
+
+
+def test_public_numbers_written_as_strings_warn_where_categories_would_merge_them(mixed_split):
+    _, _, X_public = mixed_split
+    written = X_public.assign(income=X_public["income"].round().astype(str))  # many distinct numbers, as strings
+    with pytest.warns(UserWarning, match=r"numbers written as strings in column\(s\) \['income'\].*pd.to_numeric"):
+        PublicPreprocessor().fit(written)
+    with pytest.warns(UserWarning, match=r"column\(s\) \[1\]"):  # an array's columns by index
+        PublicPreprocessor().fit(written[["city", "income"]].to_numpy(dtype=object))
+    few = X_public.assign(code=np.where(X_public["age"] > 40, "1", "2"))  # two codes: categories lose nothing
+    for quiet in [few, written.assign(income=pd.to_numeric(written["income"]))]:
+        PublicPreprocessor().fit(quiet)  # warnings are errors in the suite
+    PublicPreprocessor(max_categories=len(written)).fit(written)
+    PublicPreprocessor(schema={"income": sorted(set(written["income"]))}).fit(written)
 
 
 @pytest.mark.parametrize("name", WITH_BOOSTING)
