@@ -187,7 +187,9 @@ def test_string_columns_under_the_default_preprocessing_fit_or_get_an_error_that
             with pytest.raises(ValueError, match="preprocessor"):  # and check_public finds it without a fit
                 make(name).check_public(X_public)
     else:
-        assert make(name).check_public(X_public) is not None
+        estimator = make(name)
+        assert estimator.check_public(X_public) is estimator  # nothing to refuse: it returns self, unfitted
+        assert not hasattr(estimator, "privacy_spent_")
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
