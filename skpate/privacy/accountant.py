@@ -381,8 +381,14 @@ class RDPAccountant(BudgetAccountant):
             self._alive = room
             self._charges.append(charge)
             self._entries.append(
-                {"id": len(self._entries), "time": now(), "label": label, "params": params,
-                 "epsilon": self._budget.epsilon_of(charge), "status": "reserved"}  # fmt: skip
+                {
+                    "id": len(self._entries),
+                    "time": now(),
+                    "label": label,
+                    "params": params,
+                    "epsilon": self._budget.epsilon_of(charge),
+                    "status": "reserved",
+                }
             )
             return len(self._entries) - 1
 

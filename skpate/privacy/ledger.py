@@ -196,9 +196,7 @@ class PrivacyLedger(BudgetAccountant):
     def _transaction(self):
         """A transaction holding the lock on this dataset's budget row; yields (connection, budget row)."""
         with self._connection().begin() as conn:
-            row = conn.execute(
-                select(budgets).where(budgets.c.dataset == self.dataset).with_for_update()
-            ).one_or_none()
+            row = conn.execute(select(budgets).where(budgets.c.dataset == self.dataset).with_for_update()).one_or_none()
             if row is None:
                 raise LookupError(f"the ledger {self} holds no budget for dataset {self.dataset!r} any more.")
             yield conn, row
@@ -241,9 +239,13 @@ class PrivacyLedger(BudgetAccountant):
                 )
             conn.execute(
                 insert(budgets).values(
-                    dataset=self.dataset, epsilon=budget.epsilon, delta=budget.delta, orders=_text(budget.orders),
-                    alive=json.dumps([True] * budget.size), created_at=now(),
-                )  # fmt: skip
+                    dataset=self.dataset,
+                    epsilon=budget.epsilon,
+                    delta=budget.delta,
+                    orders=_text(budget.orders),
+                    alive=json.dumps([True] * budget.size),
+                    created_at=now(),
+                )
             )
             return budget
 
@@ -323,8 +325,17 @@ class PrivacyLedger(BudgetAccountant):
         with self._connection().connect() as conn:
             rows = conn.execute(query).all()
         return [
-            {"id": r.id, "time": r.reserved_at, "closed_at": r.closed_at, "label": r.label, "params": r.params,
-             "epsilon": r.epsilon, "status": r.status, "host": r.host, "pid": r.pid}  # fmt: skip
+            {
+                "id": r.id,
+                "time": r.reserved_at,
+                "closed_at": r.closed_at,
+                "label": r.label,
+                "params": r.params,
+                "epsilon": r.epsilon,
+                "status": r.status,
+                "host": r.host,
+                "pid": r.pid,
+            }
             for r in rows
         ]
 
@@ -349,10 +360,17 @@ class PrivacyLedger(BudgetAccountant):
             conn.execute(update(budgets).where(budgets.c.dataset == self.dataset).values(alive=alive))
             result = conn.execute(
                 insert(charges).values(
-                    dataset=self.dataset, reserved_at=now(), label=label, params=params, reserved=_text(charge),
-                    charge=_text(charge), epsilon=self._budget.epsilon_of(charge), status="reserved",
-                    host=socket.gethostname(), pid=os.getpid(),
-                )  # fmt: skip
+                    dataset=self.dataset,
+                    reserved_at=now(),
+                    label=label,
+                    params=params,
+                    reserved=_text(charge),
+                    charge=_text(charge),
+                    epsilon=self._budget.epsilon_of(charge),
+                    status="reserved",
+                    host=socket.gethostname(),
+                    pid=os.getpid(),
+                )
             )
             return int(result.inserted_primary_key[0])
 
@@ -399,7 +417,7 @@ class PrivacyLedger(BudgetAccountant):
             reserved = self._open_charge(conn, reservation)
             closed = reserved if charge is None else close_charge(reserved, charge)
             conn.execute(
-                update(charges).where(charges.c.id == int(reservation)).values(
-                    charge=_text(closed), epsilon=self._budget.epsilon_of(closed), status=status, closed_at=now()
-                )
+                update(charges)
+                .where(charges.c.id == int(reservation))
+                .values(charge=_text(closed), epsilon=self._budget.epsilon_of(closed), status=status, closed_at=now())
             )

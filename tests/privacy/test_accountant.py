@@ -69,8 +69,14 @@ def test_fit_over_budget_is_refused_before_any_teacher_is_trained(data):
     X, y, X_pub = data
     accountant = RDPAccountant(epsilon=0.5, delta=1e-5)
     # max_depth=-1 would make every teacher's fit raise: the budget error must come first.
-    clf = PATEClassifier(DecisionTreeClassifier(max_depth=-1), n_teachers=20, aggregator=GNMax(sigma=1.0),
-                         epsilon=None, accountant=accountant, classes=[0, 1, 2])  # fmt: skip
+    clf = PATEClassifier(
+        DecisionTreeClassifier(max_depth=-1),
+        n_teachers=20,
+        aggregator=GNMax(sigma=1.0),
+        epsilon=None,
+        accountant=accountant,
+        classes=[0, 1, 2],
+    )
     with pytest.raises(BudgetExceededError, match="budget 0.5"):
         clf.fit(X, y, X_public=X_pub)
     assert accountant.n_fits == 0 and accountant.spent_epsilon == 0.0
@@ -87,14 +93,22 @@ def test_a_fit_that_fails_after_reading_private_rows_stays_charged(data):
     """Fail closed: whether and how a fit failed depends on the private rows, so it is charged in full."""
     X, y, X_pub = data
     accountant = RDPAccountant(epsilon=1e4, delta=1e-5)
-    broken = PATEClassifier(DecisionTreeClassifier(max_depth=-1), n_teachers=20, aggregator=GNMax(sigma=20.0),
-                            max_queries=50, epsilon=None, accountant=accountant, classes=[0, 1, 2])  # fmt: skip
+    broken = PATEClassifier(
+        DecisionTreeClassifier(max_depth=-1),
+        n_teachers=20,
+        aggregator=GNMax(sigma=20.0),
+        max_queries=50,
+        epsilon=None,
+        accountant=accountant,
+        classes=[0, 1, 2],
+    )
     with pytest.raises(ValueError, match="max_depth"):
         broken.fit(X, y, X_public=X_pub)
     reserved = broken.planned_cost(len(X_pub))
     assert accountant.n_fits == 1 and accountant.history()[0]["status"] == "settled"
-    assert accountant.spent_epsilon == pytest.approx(BudgetFilters(1e4, 1e-5).epsilon_of(
-        BudgetFilters(1e4, 1e-5).charge(reserved), [True, True]))
+    assert accountant.spent_epsilon == pytest.approx(
+        BudgetFilters(1e4, 1e-5).epsilon_of(BudgetFilters(1e4, 1e-5).charge(reserved), [True, True])
+    )
     # Answers released, then the student fails: the charge stays.
     silent = ConfidentGNMax(threshold=20, sigma_threshold=1.0, sigma=1.0)
     with pytest.raises(ValueError, match="answered none"):
@@ -339,8 +353,15 @@ def test_exported_student_holds_no_teacher_private_row_or_vote(data):
     # Private rows carry values that occur nowhere in the public rows.
     X_private = X + 1e-3 * np.pi
     # Nearest-neighbour teachers store their private rows verbatim.
-    clf = PATEClassifier(KNeighborsClassifier(), n_teachers=20, aggregator=GNMax(sigma=2.0), epsilon=None,
-                         classes=[0, 1, 2], student=LogisticRegression(), random_state=0)  # fmt: skip
+    clf = PATEClassifier(
+        KNeighborsClassifier(),
+        n_teachers=20,
+        aggregator=GNMax(sigma=2.0),
+        epsilon=None,
+        classes=[0, 1, 2],
+        student=LogisticRegression(),
+        random_state=0,
+    )
     clf.fit(X_private, y, X_public=X_pub)
     private_values = [value.tobytes() for value in np.unique(X_private)]
 

@@ -30,8 +30,12 @@ def gd(ledger, epsilon=0.3, **params):
 
 
 #: The child processes import this skpate, installed or not.
-CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.dirname(skpate.__file__)),
-                                                         os.environ.get("PYTHONPATH", "")])}
+CHILD_ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(
+        [os.path.dirname(os.path.dirname(skpate.__file__)), os.environ.get("PYTHONPATH", "")]
+    ),
+}
 
 
 def fit_cost(epsilon):
@@ -59,8 +63,11 @@ def test_the_budget_is_fixed_at_creation_and_cannot_be_raised_by_reopening(ledge
     reopened = PrivacyLedger(ledger_url, dataset=dataset_name)
     assert (reopened.epsilon, reopened.delta) == (1.0, 1e-5)
     assert PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=1.0, delta=1e-5).epsilon == 1.0
-    for numbers in [dict(epsilon=2.0, delta=1e-5), dict(epsilon=1.0, delta=1e-3), dict(epsilon=1.0, delta=1e-5,
-                                                                                          orders=[2.0, 8.0])]:
+    for numbers in [
+        dict(epsilon=2.0, delta=1e-5),
+        dict(epsilon=1.0, delta=1e-3),
+        dict(epsilon=1.0, delta=1e-5, orders=[2.0, 8.0]),
+    ]:
         with pytest.raises(ValueError, match="fixed when its ledger was created"):
             PrivacyLedger(ledger_url, dataset=dataset_name, **numbers)
     with pytest.raises(LookupError, match="create it with"):
@@ -208,8 +215,11 @@ def test_concurrent_processes_admit_what_a_sequential_run_admits(ledger_url, dat
     workers = [
         subprocess.Popen(
             [sys.executable, str(script), ledger_url, dataset_name, str(start), str(attempts)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=CHILD_ENV,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=CHILD_ENV,
+        )
         for _ in range(n_processes)
     ]
     outputs = [worker.communicate(timeout=300) for worker in workers]
