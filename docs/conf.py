@@ -23,8 +23,7 @@ autosummary_generate = True
 templates_path = ["_templates"]  # classes: their own members only, not scikit-learn's inherited ones
 numpydoc_show_class_members = False
 numpydoc_validation_checks = set()  # structure is checked by the build's warnings, not style rules
-myst_heading_anchors = 3
-suppress_warnings = ["myst.xref_missing"]
+myst_heading_anchors = 3  # a link to a missing page or heading is a warning, and the docs test builds with -W
 
 sphinx_gallery_conf = {
     "examples_dirs": "../examples",
