@@ -287,7 +287,10 @@ def split_private_public(X, y, X_public, classes, name):
     if private_idx.size == 0:
         raise ValueError(f"no private rows: every label is -1; {name} learns from labeled private rows.")
     y_private = y[private_idx]
-    check_classification_targets(y_private)
+    if classes is None:  # the label set, and so its type, comes from the private labels (with a warning, later)
+        check_classification_targets(y_private)
+    else:  # from the public classes: read from the private labels, one label 0.5 would refuse the fit
+        check_label_type(classes)
     if classes is None and np.unique(y_private).size < 2:  # the label set would be read from these rows
         raise ValueError(
             f"the private rows hold only one class; a classifier needs at least 2. Pass {name}(classes=...) "
@@ -336,12 +339,27 @@ def check_same_columns(X, X_public):
         )
 
 
+def check_label_type(classes):
+    """Refuse public ``classes`` that scikit-learn would not take as class labels (e.g. ``[0, 0.5, 1]``: continuous).
+
+    The type of the labels is read from ``classes`` where they are given, never from the private labels, so that
+    whether a fit is refused does not depend on one private label; labels outside ``classes`` are refused by
+    :func:`check_classes`, as outside the declared domain.
+    """
+    try:
+        check_classification_targets(np.asarray(classes))
+    except ValueError as error:
+        raise ValueError(
+            f"classes={np.asarray(classes).tolist()!r} are not class labels ({error}) Pass discrete labels, e.g. "
+            "integers or strings, and label the private rows with them."
+        ) from None
+
+
 def check_classes(classes, y_private, name, stacklevel=3):
     """The label set, sorted: the public ``classes``, else the private labels with a :class:`PrivacyLeakWarning`.
 
     Every estimator resolves a missing ``classes`` this way. Errors name ``name`` and quote no private label.
     """
-    present = np.unique(y_private)
     if classes is None:
         warnings.warn(
             f"classes were not given, so {name} takes them from the private labels: which labels occur in the "
@@ -350,11 +368,15 @@ def check_classes(classes, y_private, name, stacklevel=3):
             PrivacyLeakWarning,
             stacklevel=stacklevel + 1,
         )
-        return present
+        return np.unique(y_private)
     classes = np.asarray(classes)
     if classes.ndim != 1 or np.unique(classes).size != classes.size or classes.size < 2:
         raise ValueError(f"classes must be a 1-d list of at least 2 distinct labels, got {classes.tolist()!r}.")
-    if np.setdiff1d(present, classes).size:
+    try:
+        outside = np.setdiff1d(np.unique(y_private), classes).size > 0
+    except TypeError:  # labels of mixed types (numbers and strings) do not sort, and some of them are not classes
+        outside = True
+    if outside:
         raise ValueError(
             "y holds labels that are not in classes; add them to classes or relabel those rows "
             "(np.setdiff1d(y, classes) lists them; this message does not, as they are private labels)."

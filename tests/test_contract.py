@@ -250,3 +250,21 @@ def test_score_refuses_sample_weight_of_another_length(fitted, rows):
     with pytest.raises(ValueError, match="sample_weight"):
         estimator.score(X_eval, y_eval, sample_weight=np.ones(3))
     assert estimator.score(X_eval, y_eval, sample_weight=np.ones(len(y_eval))) == estimator.score(X_eval, y_eval)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_the_label_type_is_read_from_the_public_classes_not_from_one_private_label(name, rows):
+    X, y, X_public, _, _ = rows
+    # Labels 0.5 are continuous to scikit-learn: refused for the classes, whatever the private labels hold, so
+    # two neighbours (one label 0 relabelled 0.5) get the same answer.
+    for labels in (y.astype(float), np.r_[0.5, y[1:]]):
+        with pytest.raises(ValueError, match=r"classes=\[0.0, 0.5, 1.0\] are not class labels .* Pass discrete"):
+            make(name, classes=[0.0, 0.5, 1.0]).fit(X, labels, X_public=X_public)
+    # A label outside the classes (a number or a string among numbers) is outside the declared domain: refused,
+    # and not quoted.
+    mixed = np.r_[np.array(["SECRET"], dtype=object), y[1:].astype(object)]
+    for labels in (np.r_[0.5, y[1:]], mixed):
+        with pytest.raises(ValueError, match="y holds labels that are not in classes") as refused:
+            make(name).fit(X, labels, X_public=X_public)
+        assert "SECRET" not in str(refused.value) and "0.5" not in str(refused.value)
+    assert list(make(name).fit(X, y.astype(float), X_public=X_public).classes_) == [0, 1]
