@@ -222,7 +222,28 @@ def check_rows(X):
     """
     if hasattr(X, "iloc"):
         return X
-    return check_array(X, accept_sparse=["csr", "csc"], dtype=None, ensure_all_finite=False, allow_nd=True)
+    return values_not_quoted(
+        check_array, X, accept_sparse=["csr", "csc"], dtype=None, ensure_all_finite=False, allow_nd=True
+    )
+
+
+def values_not_quoted(check, *args, **kwargs):
+    """``check(*args, **kwargs)``, a scikit-learn input check, with its errors' words but not the values they quote.
+
+    ``check_array`` quotes the array when it is 1-d, a scalar or complex; the rows may be private, so such a
+    message keeps the problem and its fix ("Reshape your data ...") and drops the values, and the new error
+    carries no trace of the original (raised outside the except block: no ``__context__``).
+    """
+    message = None
+    try:
+        return check(*args, **kwargs)
+    except ValueError as error:
+        lines = str(error).strip().split("\n")
+        if not lines[0].startswith(("Expected 2D array", "Complex data not supported")):
+            raise
+        hint = [line for line in lines[1:] if line.startswith("Reshape your data")]
+        message = " ".join([lines[0].rstrip(":") + " (the values are not shown, as they may be private).", *hint])
+    raise ValueError(message)
 
 
 def final_step(estimator):
@@ -279,7 +300,7 @@ def split_private_public(X, y, X_public, classes, name):
             "and mark public rows with -1 (or pass X_public)."
         )
     X = check_rows(X)
-    y = check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype=None, input_name="y")
+    y = values_not_quoted(lambda: check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype=None, input_name="y"))
     if _num_samples(X) != y.shape[0]:
         raise ValueError(f"X and y have inconsistent numbers of samples: {_num_samples(X)} and {y.shape[0]}.")
     public = public_rows(y, classes)

@@ -26,6 +26,7 @@ from skpate import (
     CellCountClassifier,
     GNMax,
     LeafRefitClassifier,
+    NoisyBoostingClassifier,
     NoisyGDClassifier,
     PATEClassifier,
     PrivacyLeakWarning,
@@ -146,6 +147,8 @@ def _estimator(name, preprocessor, **params):
         return CellCountClassifier(preprocessor=preprocessor, n_cells=10, n_partitions=2, **params)
     if name == "NoisyGDClassifier":
         return NoisyGDClassifier(preprocessor=preprocessor, n_iter=10, **params)
+    if name == "NoisyBoostingClassifier":
+        return NoisyBoostingClassifier(preprocessor=preprocessor, **params)
     if name == "LeafRefitClassifier":
         part = NoisyGDClassifier(preprocessor=preprocessor, n_iter=10)
         return LeafRefitClassifier(part, preprocessor=preprocessor, n_estimators=3, n_refits=1, **params)
@@ -169,6 +172,7 @@ def _estimator(name, preprocessor, **params):
 ESTIMATORS = [
     "CellCountClassifier",
     "NoisyGDClassifier",
+    "NoisyBoostingClassifier",
     "LeafRefitClassifier",
     "PrivateClassifier",
     "PrivateModelSelection",
@@ -246,6 +250,25 @@ def test_no_private_value_reaches_an_error_a_warning_a_log_or_the_output(
         assert any(w.category is PrivacyLeakWarning for w in caught)
 
 
+@pytest.mark.parametrize("shape", ["a 1-d X", "a scalar X", "complex X", "complex y"])
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_errors_on_the_shape_or_type_of_the_rows_keep_the_fix_and_drop_the_values(planted, name, shape, error_text):
+    """scikit-learn's input checks quote the array when it is 1-d, a scalar or complex; skpate's keep their words."""
+    X, y, X_public = planted
+    numbers, public = X[["age", "income"]].to_numpy(), X_public[["age", "income"]].to_numpy()
+    rows = {
+        "a 1-d X": (numbers[:, 1], y, public[:, 1]),
+        "a scalar X": (np.asarray(NUMBER), y, public),
+        "complex X": (numbers + 1j, y, public),
+        "complex y": (numbers, np.where(y == CLASSES[0], NUMBER + 1j, 1j), public),
+    }[shape]
+    with pytest.raises(ValueError, match="the values are not shown") as raised:
+        _estimator(name, "passthrough" if name != "NoisyGDClassifier" else None).fit(*rows[:2], X_public=rows[2])
+    assert_quotes_nothing(error_text(raised.value))
+    if shape.endswith("X") and shape != "complex X":
+        assert "Reshape your data" in str(raised.value)
+
+
 def test_markers_would_be_found(planted, error_text):
     """The check itself: each marker, printed the usual ways, is caught."""
     X, _, _ = planted
@@ -267,7 +290,7 @@ def test_markers_would_be_found(planted, error_text):
 
 def _plain(name):
     """``name`` on numeric rows, each with its own default handling of them."""
-    if name in ("CellCountClassifier", "LeafRefitClassifier"):
+    if name in ("CellCountClassifier", "LeafRefitClassifier", "NoisyBoostingClassifier"):
         return _estimator(name, "passthrough")
     if name == "NoisyGDClassifier":
         return _estimator(name, None)
