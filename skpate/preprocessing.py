@@ -114,16 +114,35 @@ class QuantileClipScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return tags
 
 
-def _column_kinds(X):
-    """``(numeric, categorical)`` column names (a DataFrame) or indices (an array), by dtype alone."""
-    if isinstance(X, pd.DataFrame):
-        numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])]
-        return numeric, [c for c in X.columns if c not in numeric]
-    X = np.asarray(X)
-    columns = list(range(X.shape[1])) if X.ndim == 2 else []
-    if X.dtype.kind in "biuf":
-        return columns, []
-    return [], columns
+def _column_kinds(X, schema):
+    """``(numeric, categorical)`` column names (a DataFrame) or indices (an array).
+
+    By dtype, and by value where the dtype is ``object`` (not for columns of ``schema``, which keep their dtype's
+    kind): such a column whose public values are all numbers is numeric. Public rows passed inside ``X`` (labelled
+    -1) share its dtypes with the private rows, and one private string in a column of numbers makes it ``object``;
+    read from the dtype alone, the public rows' encoding would then depend on one private row.
+    """
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=None) if np.ndim(X) == 2 else [])
+    numeric = []
+    for position, column in enumerate(frame.columns):
+        values = frame[column]
+        name = column if isinstance(X, pd.DataFrame) else position
+        if pd.api.types.is_bool_dtype(values):
+            continue
+        if pd.api.types.is_numeric_dtype(values) or (
+            values.dtype == object and name not in schema and _all_numbers(values)
+        ):
+            numeric.append(name)
+    every = list(frame.columns) if isinstance(X, pd.DataFrame) else list(range(frame.shape[1]))
+    return numeric, [c for c in every if c not in numeric]
+
+
+def _all_numbers(values):
+    """Whether every value of an ``object`` column that is not missing is a real number (a bool is not)."""
+    present = values[values.notna()]
+    return len(present) > 0 and all(
+        isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) for value in present
+    )
 
 
 def _numbers(X):
@@ -187,7 +206,8 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
     transformer_ : sklearn.compose.ColumnTransformer
         The fitted transformer.
     numeric_columns_, categorical_columns_ : list
-        Column names (DataFrame input) or indices (array input), by dtype.
+        Column names (DataFrame input) or indices (array input), by dtype; a column of dtype ``object`` (not one
+        of ``schema``) whose public values are all numbers is numeric.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Where the input is a DataFrame with string column names.
@@ -231,7 +251,7 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
         self._validate_params()
         X = self._check_rows(X, reset=True)
         schema = self.schema or {}
-        numeric, categorical = _column_kinds(X)
+        numeric, categorical = _column_kinds(X, schema)
         unknown = [column for column in schema if column not in numeric + categorical]
         if unknown:
             raise ValueError(f"schema names columns that X does not have: {unknown!r}.")

@@ -250,6 +250,40 @@ def test_inf_and_non_numbers_in_the_private_rows_are_accepted(mixed_split, name)
     assert np.isfinite(proba).all() and np.allclose(proba.sum(axis=1), 1.0)
 
 
+def test_an_object_column_whose_public_values_are_numbers_is_numeric(mixed_split):
+    """Public rows labelled -1 share X's dtypes with the private rows, and one private string makes a column of numbers
+    ``object``: the column's kind is read from the public values, so that the public encoding stays the same."""
+    X, _, X_public = mixed_split
+    rows = pd.concat([X, X_public], ignore_index=True)
+    odd = rows.astype({"income": object})
+    odd.loc[0, "income"] = "n/a"  # a private row
+    public, odd_public = rows.iloc[len(X) :], odd.iloc[len(X) :]
+    assert odd_public["income"].dtype == object
+    fitted = [PublicPreprocessor().fit(part) for part in (public, odd_public)]
+    assert fitted[1].numeric_columns_ == fitted[0].numeric_columns_ == ["age", "income"]
+    np.testing.assert_array_equal(fitted[0].transform(X_public), fitted[1].transform(X_public))
+    # An array of objects: column by column (numbers, strings), not every column a category.
+    array = PublicPreprocessor().fit(X_public[["age", "city"]].to_numpy(dtype=object))
+    assert (array.numeric_columns_, array.categorical_columns_) == ([0], [1])
+    # Booleans stay categories; so does a column of a schema, as its dtype says.
+    flags = PublicPreprocessor(schema={"income": ["low", "high"]}).fit(
+        X_public.assign(flag=X_public["age"] > 40).astype({"flag": object, "income": object})
+    )
+    assert flags.categorical_columns_ == ["income", "city", "flag"]
+
+
+@pytest.mark.parametrize("name", WITH_BOOSTING)
+def test_public_rows_inside_x_are_encoded_alike_whatever_the_dtype_of_their_column(mixed_split, name):
+    X, y, X_public = mixed_split
+    rows, labels = pd.concat([X, X_public], ignore_index=True), np.r_[y, -np.ones(len(X_public), dtype=int)]
+    seeded = {"pate__random_state": 0} if name == "LeafRefitClassifier" else {}
+    models = [
+        make(name, PublicPreprocessor()).set_params(**seeded).fit(frame, labels)
+        for frame in (rows, rows.astype({"income": object}))
+    ]
+    np.testing.assert_array_equal(models[0].predict_proba(X_public), models[1].predict_proba(X_public))
+
+
 @pytest.mark.parametrize("name", WITH_BOOSTING)
 def test_a_column_the_public_rows_leave_empty_is_not_read_from_the_private_rows(mixed_split, name):
     X, y, X_public = mixed_split
