@@ -94,7 +94,8 @@ def test_one_candidate_uses_every_row_and_is_the_candidate_itself(binary_split):
     search.fit(X, y, X_public=X_public)
     seed = search.best_estimator_.random_state
     alone = NoisyGDClassifier(epsilon=1.0, classes=[0, 1], random_state=seed).fit(X, y, X_public=X_public)
-    np.testing.assert_array_equal(search.best_estimator_.coef_, alone.coef_)
+    # The candidate's budget is the selection's converted to mu and back, equal up to the conversions' last bits.
+    np.testing.assert_allclose(search.best_estimator_.coef_, alone.coef_, rtol=1e-12)
 
 
 def test_a_fit_is_reproducible_with_a_seed(binary_split):

@@ -31,23 +31,47 @@ __all__ = ["gdp_delta", "gdp_epsilon", "gdp_mu", "gdp_rdp"]
 _STEPS = 200
 #: Aim this much below log(delta), so that float rounding never lands a result above delta.
 _MARGIN = 1e-12
+#: How far above the budget gdp_epsilon(gdp_mu(epsilon)) may land (a few units in the last place, relative).
+_ROUND_TRIP = 1e-13
 #: Largest epsilon for which gdp_mu bisects the exact formula: its float error there is ~1e-13 in the
 #: Gaussian quantile, below _MARGIN's effect; beyond it a closed-form lower bound is returned.
 _EXACT_LIMIT = 1e6
 
 
 def _log_delta(epsilon, mu):
-    """``log delta(epsilon)`` of ``mu``-GDP ([DRS22] Cor. 2.13), ``-inf`` for ``mu = 0``."""
+    """An upper bound on ``log delta(epsilon)`` of ``mu``-GDP ([DRS22] Cor. 2.13), ``-inf`` for ``mu = 0``.
+
+    ``delta = a - b`` with ``a = Phi(-epsilon/mu + mu/2)`` and ``b = e^epsilon Phi(-epsilon/mu - mu/2) < a``;
+    in logs, ``log a + log(1 - b / a)``. Where ``delta`` is much smaller than ``a`` (small epsilon, small delta),
+    ``log b - log a`` is a difference of nearly equal numbers, and its rounding would move ``delta`` by more than
+    its own size allows: the difference is therefore taken at its rounding bound (:func:`_rounding_bound`, toward
+    a larger ``delta``), so that the result bounds the exact value from above wherever the bound is small, and is
+    conservative (up to ``delta = 1``) where it is not.
+    """
     epsilon, mu = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(mu, dtype=float))
     safe_mu = np.where(mu > 0, mu, 1.0)
-    log_a = log_ndtr(-epsilon / safe_mu + safe_mu / 2.0)
-    log_b = epsilon + log_ndtr(-epsilon / safe_mu - safe_mu / 2.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # delta = a - b with b < a for mu > 0; log(a - b) = log a + log(1 - b / a).
-        out = log_a + log1mexp(np.minimum(log_b - log_a, -1e-300))
+    upper, lower = -epsilon / safe_mu + safe_mu / 2.0, -epsilon / safe_mu - safe_mu / 2.0
+    log_a, log_phi_lower = log_ndtr(upper), log_ndtr(lower)
+    log_b = epsilon + log_phi_lower
+    error = _rounding_bound(epsilon, safe_mu, upper, lower, log_a, log_phi_lower)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = log_a + error + log1mexp(np.minimum(log_b - log_a - error, -1e-300))
+    out = np.minimum(out, 0.0)  # delta <= 1
     out = np.where(mu > 0, out, -np.inf)
     out = np.where(np.isinf(mu), 0.0, out)  # infinite mu: no privacy, delta = 1
     return out
+
+
+def _rounding_bound(epsilon, mu, upper, lower, log_a, log_phi_lower):
+    """A bound on the rounding error of ``log a`` and of ``log b - log a`` in :func:`_log_delta`.
+
+    ``log_ndtr`` is accurate to a few units in the last place of its value; its argument carries the rounding of
+    ``epsilon / mu`` and ``mu / 2``, which it scales by its slope ``phi(x) / Phi(x) <= |x| + 1``. Four units of
+    the last place (``4 * 2^-52``) per term, an allowance of twice the usual analysis.
+    """
+    unit = 4.0 * np.finfo(float).eps
+    arguments = (np.abs(upper) + np.abs(lower) + 2.0) * (epsilon / mu + mu / 2.0)
+    return unit * (np.abs(log_a) + np.abs(log_phi_lower) + epsilon + arguments)
 
 
 def _bisect(low, high, below):
@@ -123,7 +147,8 @@ def gdp_mu(epsilon, delta):
 
     ``delta(epsilon)`` is increasing in ``mu``, so bisection on ``mu`` finds
     it; the lower end of the final bracket is returned (never above the exact
-    value: a budget met by construction).
+    value: a budget met by construction), lowered further where needed so that
+    :func:`gdp_epsilon` of the result is at most ``epsilon``.
 
     Parameters
     ----------
@@ -152,6 +177,13 @@ def gdp_mu(epsilon, delta):
             break
         low, high = np.where(grow, high, low), np.where(grow, 2.0 * high, high)
     low, _ = _bisect(low, high, lambda mu: exact & (_log_delta(epsilon, mu) <= log_delta))
+    # A report converts mu back with gdp_epsilon. Where epsilon is ill-conditioned in delta (epsilon far below
+    # delta's scale), rounding can bring it back above the budget by more than the last bits: shrink mu until not.
+    for step in range(60):
+        over = exact & (np.asarray(gdp_epsilon(low, delta)) > epsilon * (1.0 + _ROUND_TRIP))
+        if not np.any(over):
+            break
+        low = np.where(over, low * (1.0 - 1e-12 * 4.0**step), low)
     return float(low) if low.ndim == 0 else low
 
 

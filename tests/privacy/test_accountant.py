@@ -442,6 +442,35 @@ def test_an_extreme_budget_is_a_budget(epsilon):
         accountant.reserve(Cost(mu_squared=np.inf))  # a non-private fit fits no finite budget
 
 
+def _exact_gdp_delta(epsilon, mu):
+    """delta(epsilon; mu) of mu-GDP (Dong, Roth, Su, Cor. 2.13) in 80 digits."""
+    with mp.workdps(80):
+        e, m = mp.mpf(float(epsilon)), mp.mpf(float(mu))
+        return mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)
+
+
+#: Budgets where delta is far smaller than the first term of Cor. 2.13, so that the two terms nearly cancel in
+#: floating point: before the rounding bound, 1e-6 at delta 1e-100 met its delta only to 3e-5 (relative).
+ILL_CONDITIONED = [(1e-6, 1e-100), (1e-7, 1e-5), (1e-10, 1e-5), (1e-6, 1e-300), (3e-7, 3e-134), (0.01, 1e-10)]
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), [(0.1, 1e-5), (1.0, 1e-5), (8.0, 1e-9), *ILL_CONDITIONED])
+def test_gdp_mu_meets_delta_exactly_and_converts_back_within_the_budget(epsilon, delta):
+    mu = float(gdp_mu(epsilon, delta))
+    assert _exact_gdp_delta(epsilon, mu) <= delta  # in high precision: never above delta
+    assert gdp_delta(epsilon, mu) <= delta * (1 + 1e-12) and gdp_delta(epsilon, mu) >= _exact_gdp_delta(epsilon, mu)
+    # What a report computes from the cost: the budget back, to the last bits (it refused 1e-7 before).
+    assert gdp_epsilon(mu, delta) <= epsilon * (1 + 1e-13)
+    if delta >= 1e-10:  # and tight where the float formula can tell: the budget is not thrown away
+        assert _exact_gdp_delta(epsilon, mu * (1 + 1e-9)) > delta
+
+
+def test_an_estimator_at_a_tiny_epsilon_reports_its_budget(binary_split):
+    X, y, X_public, _ = binary_split
+    model = NoisyGDClassifier(epsilon=1e-7, classes=[0, 1], random_state=0).fit(X, y, X_public=X_public)
+    assert model.privacy_spent_[0] <= 1e-7 * (1 + 1e-9)
+
+
 def test_gdp_mu_of_a_huge_epsilon_is_finite_and_valid():
     mu = gdp_mu(np.array([1e3, 1e6, 1e30, 1e300]), 1e-5)
     assert np.all(np.isfinite(mu)) and np.all(np.diff(mu) > 0)
