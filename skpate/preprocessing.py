@@ -306,7 +306,9 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
             parts.append(("categorical", make_pipeline(_StringCategories(), encoder), categorical))
         if not parts:
             raise ValueError("PublicPreprocessor found no columns in X.")
-        self.transformer_ = ColumnTransformer(parts, sparse_threshold=0.0).fit(X)
+        # Its steps pass arrays to each other whatever the global set_config(transform_output=...) says; the output
+        # of this preprocessor follows it (and its own set_output).
+        self.transformer_ = ColumnTransformer(parts, sparse_threshold=0.0).set_output(transform="default").fit(X)
         return self
 
     def _check_rows(self, X, reset):

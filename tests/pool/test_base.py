@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import sklearn
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.frozen import FrozenEstimator
@@ -270,6 +271,18 @@ def test_an_object_column_whose_public_values_are_numbers_is_numeric(mixed_split
         X_public.assign(flag=X_public["age"] > 40).astype({"flag": object, "income": object})
     )
     assert flags.categorical_columns_ == ["income", "city", "flag"]
+
+
+@pytest.mark.parametrize("name", WITH_BOOSTING)
+def test_a_global_pandas_output_changes_nothing_but_the_preprocessors_own_output(mixed_split, name):
+    X, y, X_public = mixed_split
+    seeded = {"pate__random_state": 0} if name == "LeafRefitClassifier" else {}
+    plain = make(name, PublicPreprocessor()).set_params(**seeded).fit(X, y, X_public=X_public)
+    with sklearn.config_context(transform_output="pandas"):
+        framed = make(name, PublicPreprocessor()).set_params(**seeded).fit(X, y, X_public=X_public)
+        encoded = PublicPreprocessor().fit(X_public).transform(X)
+        np.testing.assert_array_equal(framed.predict_proba(X), plain.predict_proba(X))
+    assert isinstance(encoded, pd.DataFrame) and list(encoded.columns)[0] == "numeric__age"
 
 
 @pytest.mark.parametrize("name", WITH_BOOSTING)
