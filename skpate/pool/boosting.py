@@ -76,6 +76,12 @@ TREES_PER_FEATURE, MORE_TREES_PER_FEATURE, MORE_TREES_MU = 1, 3, 0.367
 ROUND_FEATURES_CAP = 20
 
 
+#: The smallest ``clip``, the range of ``prior_std`` and the largest ``learning_rate``: far beyond useful values (a
+#: prior of 1e-6 leaves every step at 0, one of 1e6 shrinks nothing), and within them the steps and their evidence
+#: stay finite (the noise's variance of a clip of 1e-300 underflows to 0).
+MIN_CLIP, MIN_PRIOR_STD, MAX_PRIOR_STD, MAX_LEARNING_RATE = 1e-6, 1e-6, 1e6, 1e3
+
+
 def clipped_bin_sums(bins, codes, proba, clip, n_bins):
     """Per bin, the sum of the rows' softmax gradients ``e_y - p``, each clipped to L2 norm ``clip``.
 
@@ -303,13 +309,14 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         (``n_rounds`` and ``n_trees`` if given) and ``mu`` the budget's. Large
         tables get ``n_private / 64``; small tables and small budgets get
         fewer, larger bins whose sums stand above the noise.
-    clip : float > 0, default=0.5
-        Bound on the L2 norm of each private row's gradient (at most
-        ``sqrt(2)`` unclipped).
-    learning_rate : float > 0, default=0.8
-    prior_std : float > 0, default=0.5
+    clip : float in [1e-6, sqrt(2)], default=0.5
+        Bound on the L2 norm of each private row's gradient. A softmax
+        gradient's norm is at most ``sqrt(2)``, so a larger bound would clip
+        nothing and only add noise.
+    learning_rate : float in (0, 1000], default=0.8
+    prior_std : float in [1e-6, 1e6], default=0.5
         Standard deviation of the Gaussian prior of a cell's value, toward
-        which the noisy Newton steps are shrunk (finite; a large value shrinks
+        which the noisy Newton steps are shrunk (a large value shrinks
         little).
     merge_bins : bool, default=True
         After each feature round's release, pool runs of neighbouring bins
@@ -374,9 +381,11 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         "n_trees": [Interval(numbers.Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "max_depth": [Interval(numbers.Integral, 1, 32, closed="both")],
         "min_bin_rows": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "clip": [Interval(numbers.Real, 0, None, closed="neither")],
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
-        "prior_std": [Interval(numbers.Real, 0, None, closed="neither")],
+        # A softmax gradient's norm is at most sqrt(2): a larger clip clips nothing and only adds noise.
+        "clip": [Interval(numbers.Real, MIN_CLIP, np.sqrt(2.0), closed="both")],
+        # Bounds far outside any useful value, inside which the steps' arithmetic stays finite.
+        "learning_rate": [Interval(numbers.Real, 0, MAX_LEARNING_RATE, closed="right")],
+        "prior_std": [Interval(numbers.Real, MIN_PRIOR_STD, MAX_PRIOR_STD, closed="both")],
         "merge_bins": ["boolean"],
     }
 

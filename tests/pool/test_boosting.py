@@ -9,7 +9,7 @@ from scipy.stats import beta
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skpate import NoisyBoostingClassifier, NoisyGDClassifier
+from skpate import NoisyBoostingClassifier, NoisyGDClassifier, RDPAccountant
 from skpate.pool.boosting import (
     MORE_TREES_MU,
     ROUND_FEATURES_CAP,
@@ -440,3 +440,26 @@ def test_parameters_are_validated_before_the_fit(binary_split):
     frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
     boost = model().fit(frame, y, X_public=pd.DataFrame(X_public, columns=frame.columns))
     assert list(boost.feature_names_in_) == list(frame.columns)
+
+
+@pytest.mark.parametrize(
+    ("parameter", "edges", "beyond"),
+    [
+        ("clip", [1e-6, np.sqrt(2.0)], [0.0, 1.5]),
+        ("prior_std", [1e-6, 1e6], [1e-7, 1e7]),
+        ("learning_rate", [1e3], [1e4]),
+    ],
+)
+@pytest.mark.parametrize("epsilon", [1e-6, 1.0, 1e5])
+def test_the_parameters_edges_fit_and_what_lies_beyond_is_refused_before_the_budget(
+    binary_split, parameter, edges, beyond, epsilon
+):
+    X, y, X_public, _ = binary_split
+    for value in edges:  # finite steps, no warning (warnings are errors in the suite)
+        fitted = model(epsilon=epsilon, **{parameter: value}).fit(X, y, X_public=X_public)
+        assert np.isfinite(fitted.predict_proba(X_public)).all()
+    accountant = RDPAccountant(epsilon=10.0, delta=1e-5)
+    for value in beyond:  # a softmax gradient's norm is at most sqrt(2): a larger clip would only add noise
+        with pytest.raises(InvalidParameterError, match=f"'{parameter}' parameter"):
+            model(epsilon=1.0, accountant=accountant, **{parameter: value}).fit(X, y, X_public=X_public)
+    assert accountant.spent_epsilon == 0.0
