@@ -102,16 +102,23 @@ def fit_in_noise_scope(fit):
 
     The outermost private fit warns once (:class:`SeededNoiseWarning`, pointing at the caller) if it is seeded;
     fits nested in it (a selection's candidates, a refit's PATE part) do not, and under an unseeded outermost fit
-    they draw from OS entropy (:func:`check_noise_generator`). ``PrivateClassifierMixin`` applies it to the
-    ``fit`` of every subclass.
+    they draw from OS entropy (:func:`check_noise_generator`). A fit that raises leaves the estimator's attributes
+    as they were before it. ``PrivateClassifierMixin`` applies it to the ``fit`` of every subclass.
     """
 
     @functools.wraps(fit)
     def fit_in_scope(self, *args, **kwargs):
         outer = _OUTER_FIT.set(self) if _OUTER_FIT.get() is None else None
+        before = dict(vars(self))
         try:
             with noise_scope(getattr(self, "random_state", None), type(self).__name__, stacklevel=2):
                 return fit(self, *args, **kwargs)
+        except BaseException:
+            # A failed fit leaves the estimator as it was, not half-fitted (a model without its privacy_spent_,
+            # or beside an earlier fit's attributes).
+            vars(self).clear()
+            vars(self).update(before)
+            raise
         finally:
             if outer is not None:
                 _OUTER_FIT.reset(outer)

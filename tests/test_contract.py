@@ -16,6 +16,9 @@ import pytest
 from private_estimators import ESTIMATORS  # tests/private_estimators.py (pytest puts tests/ on the path)
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skpate import (
@@ -268,3 +271,31 @@ def test_the_label_type_is_read_from_the_public_classes_not_from_one_private_lab
             make(name).fit(X, labels, X_public=X_public)
         assert "SECRET" not in str(refused.value) and "0.5" not in str(refused.value)
     assert list(make(name).fit(X, y.astype(float), X_public=X_public).classes_) == [0, 1]
+
+
+def _refuse_missing(Z):
+    """A user's step that refuses missing values (on the private rows here: the public rows have none)."""
+    if np.isnan(np.asarray(Z, dtype=float)).any():
+        raise ValueError("a missing value")
+    return Z
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_a_fit_that_fails_leaves_the_estimator_as_it_was(name, rows):
+    X, y, X_public, X_eval, _ = rows
+    broken = np.array(X, dtype=float)
+    broken[0, 0] = np.nan
+    step = FunctionTransformer(_refuse_missing)
+    failing = {"preprocessor": step} if "preprocessor" in ESTIMATORS[name]().get_params() else {}
+    estimator = make(name, **failing)
+    if name == "PATEClassifier":
+        estimator.set_params(estimator=make_pipeline(step, DecisionTreeClassifier(max_depth=3)))
+    with pytest.raises(ValueError, match="failed on the private rows|could not be fit"):  # inside the charged fit
+        estimator.fit(broken, y, X_public=X_public)
+    assert not hasattr(estimator, "privacy_spent_") and not hasattr(estimator, "classes_")
+    estimator.fit(X, y, X_public=X_public)
+    before, proba = dict(vars(estimator)), estimator.predict_proba(X_eval)
+    with pytest.raises(ValueError):
+        estimator.fit(broken, y, X_public=X_public)
+    assert vars(estimator).keys() == before.keys() and all(vars(estimator)[k] is v for k, v in before.items())
+    np.testing.assert_array_equal(estimator.predict_proba(X_eval), proba)
