@@ -9,6 +9,7 @@ is one of ``classes``; fitted ``privacy_spent_``, ``privacy_report_`` and
 :meth:`~PrivateClassifierMixin.export_model` after it.
 """
 
+import copy
 from contextlib import contextmanager
 
 import numpy as np
@@ -185,6 +186,11 @@ class PublishedModelMixin:
 
     def __sklearn_is_fitted__(self):
         return True
+
+    def __sklearn_clone__(self):
+        # Fitted as built, like scikit-learn's FrozenEstimator: clone gives an independent copy that still predicts
+        # (cloning its parameters would unfit the public preprocessor it holds).
+        return copy.deepcopy(self)
 
     def fit(self, X=None, y=None):
         """Not available: a published model is built by the private estimator that released it.

@@ -28,7 +28,7 @@ from skpate import (
     PrivacyReport,
     RDPAccountant,
 )
-from skpate.base import PrivateClassifierMixin
+from skpate.base import PrivateClassifierMixin, PublishedModelMixin
 from skpate.privacy import Cost
 
 EPSILON = 8.0
@@ -106,6 +106,10 @@ def test_export_model_is_an_independent_copy_that_predicts_the_same(fitted, rows
     assert model is not estimator and not isinstance(model, PrivateClassifierMixin)
     np.testing.assert_array_equal(model.predict(X_eval), estimator.predict(X_eval))
     assert estimator.export_model() is not model  # a new copy each time
+    if isinstance(model, PublishedModelMixin):  # PATE publishes its student, the user's estimator
+        copied = clone(model)  # fitted as built: its clone still predicts, with the same public preprocessing
+        assert copied is not model
+        np.testing.assert_array_equal(copied.predict_proba(X_eval), model.predict_proba(X_eval))
     assert copy.deepcopy(model) is not model
 
 

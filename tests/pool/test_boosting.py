@@ -176,7 +176,13 @@ def test_a_recount_bounds_every_rounds_change_under_replace_one_by_2_clip(three_
 
 
 class _PublicRowsOnly(TransformerMixin, BaseEstimator):
-    """Passes the public rows it was fitted on and fails on any other rows: the fit's first read of a private row."""
+    """Passes the public rows it was fitted on and fails on any other rows: the fit's first read of a private row.
+
+    ``on_private`` is called first, there (a failed fit leaves no attribute behind: it records them).
+    """
+
+    def __init__(self, on_private=None):
+        self.on_private = on_private
 
     def fit(self, X, y=None):
         self.public_ = np.array(X, dtype=float)
@@ -184,6 +190,8 @@ class _PublicRowsOnly(TransformerMixin, BaseEstimator):
 
     def transform(self, X):
         if np.shape(X) != self.public_.shape or not np.array_equal(X, self.public_):
+            if self.on_private is not None:
+                self.on_private()
             raise ValueError("private rows reached the preprocessor")
         return np.asarray(X, dtype=float)
 
@@ -196,14 +204,16 @@ def test_the_structure_comes_from_the_public_rows_and_the_releases_alone(binary_
         model().fit(X, y, X_public=X_public),
         model().fit(rng.normal(size=X.shape) * 10, rng.integers(0, 2, len(y)), X_public=X_public),  # other rows
     ]
-    # A fit whose first transform of a private row fails has already fixed the bins, the rounds and the noise.
-    failed = model(preprocessor=_PublicRowsOnly())
+    # When a fit first reads a private row, it has already fixed the bins, the rounds and the noise.
+    failing = model()
+    at_first_private_row = {}
+    failing.set_params(preprocessor=_PublicRowsOnly(lambda: at_first_private_row.update(vars(failing))))
     with pytest.raises(ValueError, match="failed on the private rows"):
-        failed.fit(X, y, X_public=X_public)
+        failing.fit(X, y, X_public=X_public)
     reference = model(preprocessor="passthrough").fit(X, y, X_public=X_public)
-    for boost in [*fits, failed]:
-        np.testing.assert_array_equal(boost.round_features_, reference.round_features_)
-        assert boost.sigma_ == reference.sigma_
+    for state in [*(vars(boost) for boost in fits), at_first_private_row]:
+        np.testing.assert_array_equal(state["round_features_"], reference.round_features_)
+        assert state["sigma_"] == reference.sigma_
     for boost in [*fits, reference]:  # the trees: from the public rows and the released feature rounds only
         published = boost.export_model()
         Z_public = X_public if boost.preprocessor_ is None else boost.preprocessor_.transform(X_public)
@@ -217,11 +227,11 @@ def test_the_structure_comes_from_the_public_rows_and_the_releases_alone(binary_
             assert all(t in Z_public[:, j] for j, t in zip(tree.feature[inner], tree.threshold[inner]))
     for boost in fits:  # the default preprocessor is fitted on the public rows: its bins are the same for both
         assert all(np.array_equal(a, b) for a, b in zip(boost.bin_edges_, fits[0].bin_edges_))
-    for edges, same, column in zip(failed.bin_edges_, reference.bin_edges_, X_public.T):
+    for edges, same, column in zip(at_first_private_row["bin_edges_"], reference.bin_edges_, X_public.T):
         np.testing.assert_array_equal(edges, same)
         assert np.isin(edges, column).all()  # every edge is a public value
         public_per_bin = np.bincount(np.searchsorted(edges, column, side="right"), minlength=edges.size + 1)
-        assert public_per_bin.min() >= failed.min_bin_rows_ * 500 / 1400 and edges.size < 256
+        assert public_per_bin.min() >= at_first_private_row["min_bin_rows_"] * 500 / 1400 and edges.size < 256
     assert sorted(reference.round_features_[:6]) == list(range(6))  # a cycle visits every feature once
 
 
