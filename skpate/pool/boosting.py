@@ -26,6 +26,7 @@ the fit.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -440,7 +441,16 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
             self.min_bin_rows_ = float(self.min_bin_rows)
         min_public = self.min_bin_rows_ * n_public / n_private
         self.bin_edges_ = public_bin_edges(Z_public, min_public)
-        splittable = [j for j, edges in enumerate(self.bin_edges_) if edges.size] or [0]  # else: intercept rounds
+        splittable = [j for j, edges in enumerate(self.bin_edges_) if edges.size]
+        if not splittable:  # public facts only: the public rows and min_bin_rows_ (n_private is public)
+            warnings.warn(
+                f"{name}: no feature splits the public rows into two bins of min_bin_rows_={self.min_bin_rows_:.4g} "
+                f"private rows ({min_public:.4g} public rows) each, so the model learns the classes' balance only. "
+                "Lower min_bin_rows, or pass more public rows, or public rows whose features vary.",
+                UserWarning,
+                stacklevel=4,
+            )
+            splittable = [0]  # rounds over one bin: intercepts
         self.n_rounds_, self.n_trees_ = self._rounds(len(splittable), mu)
         cycles = [rng.permutation(splittable) for _ in range(-(-self.n_rounds_ // len(splittable)))]
         self.round_features_ = np.concatenate(cycles)[: self.n_rounds_]

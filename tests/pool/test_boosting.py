@@ -473,3 +473,14 @@ def test_the_parameters_edges_fit_and_what_lies_beyond_is_refused_before_the_bud
         with pytest.raises(InvalidParameterError, match=f"'{parameter}' parameter"):
             model(epsilon=1.0, accountant=accountant, **{parameter: value}).fit(X, y, X_public=X_public)
     assert accountant.spent_epsilon == 0.0
+
+
+def test_public_rows_that_no_feature_splits_warn_that_the_model_learns_the_balance_only(binary_split):
+    X, y, X_public, _ = binary_split
+    with pytest.warns(UserWarning, match=r"no feature splits the public rows .* Lower min_bin_rows") as caught:
+        boost = model().fit(X, y, X_public=np.repeat(X_public[:1], 50, axis=0))  # one public row, fifty times
+    assert caught[0].filename == __file__  # it points at the caller
+    proba = boost.predict_proba(X)
+    np.testing.assert_allclose(proba, np.broadcast_to(proba[0], proba.shape))
+    with pytest.warns(UserWarning, match="no feature splits"):  # bins larger than the private rows
+        model(min_bin_rows=2 * len(X)).fit(X, y, X_public=X_public)
