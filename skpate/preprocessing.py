@@ -318,6 +318,15 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
             if len(X) == 0:
                 raise ValueError("Found array with 0 sample(s) (shape=(0, ...)) while a minimum of 1 is required.")
             return X
+        if (
+            not reset
+            and isinstance(getattr(self, "categorical_columns_", None), list)
+            and any(isinstance(column, str) for column in self.numeric_columns_ + self.categorical_columns_)
+        ):  # its columns are chosen by name
+            raise ValueError(
+                "PublicPreprocessor was fitted on a DataFrame and selects its columns by name; pass a DataFrame with "
+                "the same columns, e.g. pd.DataFrame(X, columns=feature_names_in_)."
+            )
         return validate_data(self, X, reset=reset, dtype=None, ensure_all_finite=False)  # inf: checked in fit
 
     def transform(self, X):

@@ -356,3 +356,14 @@ def test_a_pool_part_of_the_refit_is_checked_before_the_budget_is_charged(plante
     with pytest.raises(ValueError, match=r"LeafRefitClassifier: pate__preprocessor step 'city' \(OneHotEncoder\)"):
         model.fit(X, y, X_public=X_public)
     assert accountant.n_fits == 0
+
+
+def test_a_preprocessor_fitted_on_a_dataframe_asks_for_one(mixed_split):
+    _, _, X_public = mixed_split
+    preprocessor = PublicPreprocessor().fit(X_public)
+    with pytest.raises(ValueError, match=r"fitted on a DataFrame .* pd.DataFrame\(X, columns=feature_names_in_\)"):
+        preprocessor.transform(X_public.to_numpy())
+    np.testing.assert_array_equal(
+        preprocessor.transform(pd.DataFrame(X_public.to_numpy(), columns=preprocessor.feature_names_in_)),
+        preprocessor.transform(X_public),
+    )
