@@ -8,6 +8,8 @@ from sklearn.tree import DecisionTreeClassifier
 
 from skpate import (
     BudgetExceededError,
+    CellCountClassifier,
+    LeafRefitClassifier,
     LNMax,
     NoisyGDClassifier,
     PATEClassifier,
@@ -209,3 +211,18 @@ def test_private_rows_need_not_show_every_public_class(three_class_split_small, 
     ]
     search = PrivateModelSelection(candidates, classes=[0, 1, 2], random_state=0).fit(X, y, X_public=X_public)
     assert list(search.classes_) == [0, 1, 2] and search.predict_proba(X_public).shape == (len(X_public), 3)
+
+
+@pytest.mark.parametrize("candidate", ["cells", "refit"])
+def test_a_candidate_the_public_pool_cannot_carry_is_refused_before_the_budget(binary_split, candidate):
+    X, y, X_public, _ = binary_split
+    X_public = X_public[:100]
+    estimator = {
+        "cells": CellCountClassifier(n_cells=500),
+        "refit": LeafRefitClassifier(NoisyGDClassifier(), min_samples_leaf=1000),
+    }[candidate]
+    accountant = RDPAccountant(epsilon=50.0, delta=1e-5)
+    search = PrivateModelSelection([("only", estimator)], classes=[0, 1], accountant=accountant)
+    with pytest.raises(ValueError, match="n_cells=500|min_samples_leaf=1000"):
+        search.fit(X, y, X_public=X_public)
+    assert accountant.spent_epsilon == 0.0

@@ -139,7 +139,8 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         return self.preprocessor
 
     def check_public(self, X_public):
-        """Refuse, for free, what a fit would refuse on the public rows alone: :meth:`_fit_public`, discarded.
+        """Refuse, for free, what a fit would refuse on the public rows alone: :meth:`_check_public` of their
+        number and :meth:`_fit_public`, discarded.
 
         Parameters
         ----------
@@ -150,6 +151,7 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         self : object
         """
         self._validate_params()
+        self._check_public(_num_samples(X_public))
         self._fit_public(X_public, type(self).__name__)
         return self
 
