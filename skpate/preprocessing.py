@@ -150,7 +150,25 @@ def _numbers(X):
     if isinstance(X, np.ndarray) and X.dtype.kind in "biuf":
         return X.astype(np.float64)
     frame = pd.DataFrame(X)
-    return frame.apply(pd.to_numeric, errors="coerce").astype(np.float64).to_numpy()
+    return frame.apply(_column_numbers).astype(np.float64).to_numpy()
+
+
+def _column_numbers(column):
+    """A column as numbers (``pd.to_numeric``, what is not a number NaN); an integer too large for a float is
+    ``+-inf``, not an ``OverflowError`` (on a private row, that error would refuse the fit for one value)."""
+    try:
+        return pd.to_numeric(column, errors="coerce")
+    except OverflowError:
+        return column.map(_float_or_missing)
+
+
+def _float_or_missing(value):
+    try:
+        return float(value)
+    except OverflowError:  # an integer beyond the largest float
+        return np.inf if value > 0 else -np.inf
+    except (TypeError, ValueError):
+        return np.nan
 
 
 def _numbers_as_strings(X, columns, max_categories):

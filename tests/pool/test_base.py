@@ -203,8 +203,8 @@ def test_extreme_private_values_are_accepted(three_class_split_small, name, valu
 def test_the_public_preprocessor_clips_inf_and_counts_a_non_number_as_missing(mixed_split):
     _, _, X_public = mixed_split
     odd, plain = X_public.iloc[:4].astype({"age": object}), X_public.iloc[:4].copy()
-    odd.loc[:2, "age"] = [np.inf, -np.inf, "forty"]  # in a column the public rows hold as numbers
-    plain.loc[:2, "age"] = [1e300, -1e300, np.nan]  # beyond the public range both ways, and missing
+    odd.loc[:3, "age"] = [np.inf, -np.inf, "forty", -(10**400)]  # in a column the public rows hold as numbers
+    plain.loc[:3, "age"] = [1e300, -1e300, np.nan, -1e300]  # beyond the public range both ways, and missing
     for encoding in ["onehot", "ordinal"]:
         preprocessor = PublicPreprocessor(encoding=encoding).fit(X_public)
         np.testing.assert_array_equal(preprocessor.transform(odd), preprocessor.transform(plain))
