@@ -469,8 +469,12 @@ def on_private_rows(name, what, func, *args, fix=PRIVATE_ROWS_FIX, stacklevel=2,
     return result
 
 
-def transform_private(transformer, X, name, what=None):
+def transform_private(transformer, X, name, what=None, width=None):
     """``transformer.transform(X)`` on private rows ``X``, guarded by :func:`on_private_rows`.
+
+    With ``width`` (the number of columns the public rows came out with), an output of another width is refused:
+    a transformer whose output depends on the rows it transforms (``pd.get_dummies``, say) would put the private
+    rows' values in the wrong columns. The message gives no width, as the private one is a private statistic.
 
     Parameters
     ----------
@@ -482,13 +486,23 @@ def transform_private(transformer, X, name, what=None):
         The estimator, for the messages.
     what : str, default=None
         The step; None: the transformer's class name.
+    width : int, default=None
+        The number of columns of the public rows' output; None: not checked.
 
     Returns
     -------
     Z : {ndarray, sparse matrix}
     """
     what = f"the preprocessor ({type(transformer).__name__})" if what is None else what
-    return on_private_rows(name, what, transformer.transform, X, stacklevel=3)
+    Z = on_private_rows(name, what, transformer.transform, X, stacklevel=3)
+    if width is not None and (np.ndim(Z) != 2 or np.shape(Z)[1] != width):
+        raise ValueError(
+            f"{name}: {what} gave the private rows another number of columns than the public rows: its output "
+            "depends on the rows it transforms (as pd.get_dummies' does), so the model would read the wrong columns. "
+            "Use a transformer fitted on the public rows, whose output has a fixed width: "
+            "skpate.preprocessing.PublicPreprocessor, or OneHotEncoder(handle_unknown='ignore')."
+        )
+    return Z
 
 
 #: Where the public rows come from, for the messages about them (the user passed one or the other).

@@ -331,7 +331,9 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         # Reserved before the first private row is read, the preprocessing of the private rows included: its
         # failure depends on them, so it is paid for like the fit.
         with charged(self.accountant, cost, label=f"{name}: {count}", estimator=self):
-            Z_private = X_private if preprocessor is None else transform_private(preprocessor, X_private, name)
+            Z_private = X_private
+            if preprocessor is not None:
+                Z_private = transform_private(preprocessor, X_private, name, width=np.shape(Z_public)[1])
             self.selection_ = selection.fit(Z_private, y_private, X_public=Z_public)
         self.preprocessor_ = preprocessor
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_

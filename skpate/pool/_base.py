@@ -42,13 +42,16 @@ from ..privacy.calibration import budget_cost
 __all__ = ["BasePoolClassifier", "private_features", "private_matrix", "public_matrix"]
 
 
-def private_features(preprocessor, X_private, name="the estimator"):
+def private_features(preprocessor, X_private, Z_public, name="the estimator"):
     """The private rows through the preprocessor fitted by :func:`fit_public_preprocessor` (None: as they are).
 
     Through :func:`~skpate._validation.transform_private`, whose errors and warnings name ``name`` and quote no
-    private value. The output may be sparse.
+    private value, and which refuses an output whose width is not that of ``Z_public``, the public rows through
+    it. The output may be sparse.
     """
-    return X_private if preprocessor is None else transform_private(preprocessor, X_private, name)
+    if preprocessor is None:
+        return X_private
+    return transform_private(preprocessor, X_private, name, width=np.shape(Z_public)[1])
 
 
 def public_matrix(Z, name, ensure_all_finite=True):

@@ -457,7 +457,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         self.sigma_ = binned_sum_sigma(self.clip, self.n_rounds_ + self.n_trees_, mu)
 
         # 2. The private rows: one noisy release of clipped gradient sums per round.
-        Z_private = _dense(private_matrix(private_features(self.preprocessor_, X_private, name), name))
+        Z_private = _dense(private_matrix(private_features(self.preprocessor_, X_private, Z_public, name), name))
         codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
         ratio = n_private / n_public  # public hessians stand in for the private rows' (n_private is public)
         F_private, F_public = np.zeros((n_private, classes.size)), np.zeros((n_public, classes.size))

@@ -150,7 +150,7 @@ class CellCountClassifier(PredictsWithCountsMixin, BasePoolClassifier):
         codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
         name = type(self).__name__
         preprocessor, Z_public = public  # dense or CSR
-        Z_private = private_matrix(private_features(preprocessor, X_private, name), name)
+        Z_private = private_matrix(private_features(preprocessor, X_private, Z_public, name), name)
         cells = KMeansCells(self.n_cells, self.n_partitions, int(rng.integers(2**31))).fit(Z_public)
         self.sigma_ = count_sigma(self.n_partitions, float(gdp_mu(self.epsilon, self.delta)), self.neighboring)
         counts = noisy_counts(cells, Z_private, codes, classes.size, self.sigma_, rng)

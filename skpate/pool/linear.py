@@ -212,7 +212,7 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
         codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
         name = type(self).__name__
         self.preprocessor_, Z_public, self.radius_ = public
-        Z_private = private_features(self.preprocessor_, X_private, name)
+        Z_private = private_features(self.preprocessor_, X_private, Z_public, name)
         A_public, A = self._design(Z_public), self._design(private_matrix(Z_private, name))
         gram = A_public.T @ A_public
         gram = (gram.toarray() if sp.issparse(gram) else gram) / A_public.shape[0] + self.alpha * np.eye(A.shape[1])

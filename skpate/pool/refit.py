@@ -308,7 +308,7 @@ class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolC
         codes = np.searchsorted(classes, y_private)  # the PATE part checked that every label is in classes
         name = type(self).__name__
         preprocessor, Z_public = public
-        Z_private = private_features(preprocessor, X_private, name)
+        Z_private = private_features(preprocessor, X_private, Z_public, name)
         self.sigma_ = count_sigma(self.n_estimators, np.sqrt(self._refit_cost().mu_squared / self.n_refits))
         # The first partition follows the student's labels, later ones the refitted class shares (one-hot, then
         # probabilities: a regression forest places its splits where the shares change, not only the argmax).

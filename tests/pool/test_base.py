@@ -22,6 +22,7 @@ from skpate import (
     LeafRefitClassifier,
     NoisyBoostingClassifier,
     NoisyGDClassifier,
+    PrivateClassifier,
     SeededNoiseWarning,
 )
 from skpate._validation import FLOAT32_MAX, within_float32
@@ -367,3 +368,21 @@ def test_a_preprocessor_fitted_on_a_dataframe_asks_for_one(mixed_split):
         preprocessor.transform(pd.DataFrame(X_public.to_numpy(), columns=preprocessor.feature_names_in_)),
         preprocessor.transform(X_public),
     )
+
+
+def _dummies(frame):
+    """A user's encoding whose width depends on the rows it encodes (one column per category they hold)."""
+    return pd.get_dummies(frame, columns=["city"], dtype=float).to_numpy(dtype=float)
+
+
+@pytest.mark.parametrize("name", [*WITH_BOOSTING, "PrivateClassifier"])
+def test_a_preprocessor_whose_width_follows_the_rows_is_refused_without_the_private_width(mixed_split, name):
+    X, y, X_public = mixed_split
+    X = X.copy()
+    X.loc[0, "city"] = SECRET  # one more column of dummies on the private rows
+    dummies = FunctionTransformer(_dummies)
+    estimator = PrivateClassifier(classes=CLASSES, preprocessor=dummies) if name == "PrivateClassifier" else None
+    estimator = estimator or make(name, dummies)
+    with pytest.raises(ValueError, match="another number of columns than the public rows") as refused:
+        estimator.fit(X, y, X_public=X_public)
+    assert not any(str(width) in str(refused.value) for width in (5, 6)) and SECRET not in str(refused.value)
