@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._validation import EpsilonRange, fit_public_preprocessor, transform_private
@@ -223,7 +223,7 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         "epsilon": [EpsilonRange()],
         "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
         "classes": ["array-like", None],
-        "preprocessor": "no_validation",
+        "preprocessor": [StrOptions({"auto", "passthrough"}), HasMethods(["fit", "transform"])],
         "candidates": [StrOptions({"auto"}), list],
         "holdout": [Interval(numbers.Real, 0, 1, closed="neither")],
         "accountant": [None, BudgetAccountant],

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.utils import get_tags
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import EpsilonRange
@@ -161,7 +161,7 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
     """
 
     _parameter_constraints: dict = {
-        "preprocessor": "no_validation",
+        "preprocessor": [StrOptions({"passthrough"}), HasMethods(["fit", "transform"])],
         "epsilon": [EpsilonRange()],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "classes": [None, "array-like"],

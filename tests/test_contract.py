@@ -303,3 +303,12 @@ def test_a_fit_that_fails_leaves_the_estimator_as_it_was(name, rows):
         estimator.fit(broken, y, X_public=X_public)
     assert vars(estimator).keys() == before.keys() and all(vars(estimator)[k] is v for k, v in before.items())
     np.testing.assert_array_equal(estimator.predict_proba(X_eval), proba)
+
+
+@pytest.mark.parametrize("name", [n for n in ESTIMATORS if "preprocessor" in ESTIMATORS[n]().get_params()])
+def test_a_misspelled_preprocessor_is_refused_not_taken_for_passthrough(name, rows):
+    X, y, X_public, _, _ = rows
+    accountant = RDPAccountant(epsilon=50.0, delta=1e-5)
+    with pytest.raises(InvalidParameterError, match="'preprocessor' parameter .* Got 'atuo' instead"):
+        make(name, preprocessor="atuo", accountant=accountant).fit(X, y, X_public=X_public)
+    assert accountant.spent_epsilon == 0.0

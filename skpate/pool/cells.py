@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._validation import check_generator
 from ..privacy.calibration import count_sigma
@@ -119,7 +119,7 @@ class CellCountClassifier(PredictsWithCountsMixin, BasePoolClassifier):
 
     _parameter_constraints = {
         **BasePoolClassifier._parameter_constraints,
-        "preprocessor": "no_validation",
+        "preprocessor": [StrOptions({"passthrough"}), HasMethods(["fit", "transform"])],
         "n_cells": [Interval(numbers.Integral, 2, None, closed="left")],
         "n_partitions": [Interval(numbers.Integral, 1, None, closed="left")],
         "neighboring": [StrOptions({"replace-one", "add-remove"})],

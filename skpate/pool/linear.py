@@ -24,7 +24,7 @@ from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..base import PublishedModelMixin
 from ..privacy.calibration import gradient_sigma, private_budget_split
@@ -165,7 +165,7 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
 
     _parameter_constraints = {
         **BasePoolClassifier._parameter_constraints,
-        "preprocessor": "no_validation",
+        "preprocessor": [StrOptions({"passthrough"}), HasMethods(["fit", "transform"]), None],
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],

@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.base import MetaEstimatorMixin, clone
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils import get_tags
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._validation import check_handles_unknown, fit_public_preprocessor, on_private_rows, within_float32
 from ..privacy import Cost
@@ -156,7 +156,7 @@ class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolC
     _parameter_constraints = {
         **BasePoolClassifier._parameter_constraints,
         "pate": [HasMethods(["fit", "predict", "planned_cost"])],
-        "preprocessor": "no_validation",
+        "preprocessor": [StrOptions({"passthrough"}), HasMethods(["fit", "transform"])],
         "refit_share": [Interval(numbers.Real, 0, 1, closed="neither")],
         "n_refits": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
