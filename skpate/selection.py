@@ -232,6 +232,11 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         share = 1.0 / len(names)
         for _ in range(50):
             epsilon_each = gaussian_share_epsilon(self.epsilon, self.delta, share)
+            if epsilon_each <= 0.0:  # the share's noise meets delta at epsilon 0: no candidate takes epsilon 0
+                raise ValueError(
+                    f"epsilon={self.epsilon:g} is too small to share among {len(names)} candidates at "
+                    f"delta={self.delta:g}: each share converts to epsilon 0. Raise epsilon or pass fewer candidates."
+                )
             planned, total = [], Cost()
             for name, estimator in self.candidates:
                 candidate = clone(estimator).set_params(
@@ -311,9 +316,10 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         neighboring = self._neighboring()
         for _, candidate in planned:  # before the budget too: a refusal on the public rows costs nothing
             candidate.check_public(X_pub)
+        rng = check_noise_generator(self.random_state)
+        held = self._held_out(_num_samples(X_private), len(planned), rng)  # blind to the rows: before the budget
         with charged(self.accountant, total, label=f"{name}: {len(planned)} candidates", estimator=self):
-            rng = check_noise_generator(self.random_state)
-            self._select(X_private, y_private, X_pub, planned, total, neighboring, rng)
+            self._select(X_private, y_private, X_pub, planned, total, neighboring, rng, held)
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.classes_ = classes
         chosen = self.best_estimator_.privacy_report_.mechanism
@@ -321,6 +327,10 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
             f"{len(planned)} candidates under equal shares of Gaussian-DP mu^2, then the exponential mechanism "
             f"(epsilon {self.selection_epsilon_:.4g}) on held-out rows; chosen {self.selected_['name']!r}: {chosen}"
         )
+        if len(planned) == 1:
+            mechanism = (
+                f"one candidate, {self.selected_['name']!r}, on every private row under the whole budget: {chosen}"
+            )
         self.privacy_report_ = PrivacyReport.from_cost(
             total,
             self.delta,
@@ -332,10 +342,20 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         self.privacy_spent_ = (self.privacy_report_.epsilon, self.privacy_report_.delta)
         return self
 
-    def _select(self, X_private, y_private, X_public, planned, total, neighboring, rng):
-        n_private = _num_samples(X_private)
-        # Each row held out independently, whatever its content: the split is valid for either relation.
-        held = rng.random(n_private) < self.holdout if len(planned) > 1 else np.zeros(n_private, dtype=bool)
+    def _held_out(self, n_private, n_candidates, rng):
+        """Which private rows the choice scores on: each held out independently, whatever its content (the split is
+        valid for either relation); none for one candidate. A split that leaves no row to fit on is refused."""
+        if n_candidates == 1:
+            return np.zeros(n_private, dtype=bool)
+        held = rng.random(n_private) < self.holdout
+        if held.all():
+            raise ValueError(
+                f"the random split held out all {n_private} private rows (holdout={self.holdout:g}), leaving the "
+                "candidates none to fit on; lower holdout or pass more private rows."
+            )
+        return held
+
+    def _select(self, X_private, y_private, X_public, planned, total, neighboring, rng, held):
         train, test = np.flatnonzero(~held), np.flatnonzero(held)
         X_train, y_train = _safe_indexing(X_private, train), y_private[train]
         X_test, y_test = _safe_indexing(X_private, test), y_private[test]
@@ -368,7 +388,8 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         chosen = 0 if len(planned) == 1 else exponential_mechanism(scores, self.selection_epsilon_, rng, sensitivity)
         del scores  # private: only the choice is released
         chosen_name, best = planned[chosen]
-        self._say(f"chose {chosen_name!r} by the exponential mechanism on the held-out rows")
+        if len(planned) > 1:
+            self._say(f"chose {chosen_name!r} by the exponential mechanism on the held-out rows")
         self.best_estimator_ = best  # fitted in place above
         self.selected_ = {"name": chosen_name, "params": best.get_params(deep=False)}
         self.candidate_epsilons_ = {candidate_name: float(c.epsilon) for candidate_name, c in planned}

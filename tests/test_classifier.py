@@ -155,7 +155,8 @@ def test_no_private_value_reaches_a_message_a_warning_or_a_log(table, caplog):
     assert SECRET not in text and "1e+300" not in text
     assert not caught
     lines = out.getvalue().splitlines()
-    assert len(lines) == 5 and "preprocessing" in lines[0] and "candidate 1/1" in lines[2] and "chose" in lines[3]
+    assert len(lines) == 4 and "preprocessing" in lines[0] and "candidate 1/1" in lines[2] and "done" in lines[3]
+    assert "one candidate, 'boosting', on every private row" in clf.privacy_report_.mechanism  # no choice made
     assert SECRET not in pickle.dumps(clf.export_model()).decode("latin-1")
 
 

@@ -226,3 +226,16 @@ def test_a_candidate_the_public_pool_cannot_carry_is_refused_before_the_budget(b
     with pytest.raises(ValueError, match="n_cells=500|min_samples_leaf=1000"):
         search.fit(X, y, X_public=X_public)
     assert accountant.spent_epsilon == 0.0
+
+
+def test_a_budget_too_small_to_share_and_a_split_with_no_row_to_fit_on_say_so(binary_split):
+    X, y, X_public, _ = binary_split
+    two = [("linear", NoisyGDClassifier()), ("cells", CellCountClassifier(n_cells=20))]
+    accountant = RDPAccountant(epsilon=50.0, delta=1e-5)
+    with pytest.raises(ValueError, match=r"epsilon=1e-06 is too small to share among 2 candidates .* Raise epsilon"):
+        PrivateModelSelection(two, epsilon=1e-6, classes=[0, 1], accountant=accountant).fit(X, y, X_public=X_public)
+    # Every row held out (2 rows, holdout 0.99: the draw is blind to their content): refused before the budget.
+    search = PrivateModelSelection(two, holdout=0.99, classes=[0, 1], accountant=accountant, random_state=0)
+    with pytest.raises(ValueError, match="held out all 2 private rows .* lower holdout"):
+        search.fit(X[:2], y[:2], X_public=X_public)
+    assert accountant.spent_epsilon == 0.0
