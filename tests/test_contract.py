@@ -312,3 +312,14 @@ def test_a_misspelled_preprocessor_is_refused_not_taken_for_passthrough(name, ro
     with pytest.raises(InvalidParameterError, match="'preprocessor' parameter .* Got 'atuo' instead"):
         make(name, preprocessor="atuo", accountant=accountant).fit(X, y, X_public=X_public)
     assert accountant.spent_epsilon == 0.0
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_missing_labels_get_an_error_that_names_y_and_the_fix(name, rows):
+    X, y, X_public, _, _ = rows
+    for labels in (pd.Series(np.where(y == 1, "b", "a"), dtype="string"), np.where(y == 1, "b", "a").astype(object)):
+        labels[3] = pd.NA if isinstance(labels, pd.Series) else None
+        with pytest.raises(ValueError, match="Input y contains missing labels .* mark public rows -1"):
+            make(name, classes=["a", "b"]).fit(X, labels, X_public=X_public)
+    with pytest.raises(ValueError, match="Input y contains NaN"):  # scikit-learn's words for a float NaN
+        make(name).fit(X, np.r_[np.nan, y[1:]], X_public=X_public)
