@@ -124,17 +124,15 @@ def _column_kinds(X, schema):
     """
     frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=None) if np.ndim(X) == 2 else [])
     numeric = []
-    for position, column in enumerate(frame.columns):
+    for column in frame.columns:  # an array's frame is indexed by position
         values = frame[column]
-        name = column if isinstance(X, pd.DataFrame) else position
         if pd.api.types.is_bool_dtype(values):
             continue
         if pd.api.types.is_numeric_dtype(values) or (
-            values.dtype == object and name not in schema and _all_numbers(values)
+            values.dtype == object and column not in schema and _all_numbers(values)
         ):
-            numeric.append(name)
-    every = list(frame.columns) if isinstance(X, pd.DataFrame) else list(range(frame.shape[1]))
-    return numeric, [c for c in every if c not in numeric]
+            numeric.append(column)
+    return numeric, [c for c in frame.columns if c not in numeric]
 
 
 def _all_numbers(values):

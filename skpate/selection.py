@@ -323,13 +323,14 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.classes_ = classes
         chosen = self.best_estimator_.privacy_report_.mechanism
-        mechanism = (
-            f"{len(planned)} candidates under equal shares of Gaussian-DP mu^2, then the exponential mechanism "
-            f"(epsilon {self.selection_epsilon_:.4g}) on held-out rows; chosen {self.selected_['name']!r}: {chosen}"
-        )
         if len(planned) == 1:
             mechanism = (
                 f"one candidate, {self.selected_['name']!r}, on every private row under the whole budget: {chosen}"
+            )
+        else:
+            mechanism = (
+                f"{len(planned)} candidates under equal shares of Gaussian-DP mu^2, then the exponential mechanism "
+                f"(epsilon {self.selection_epsilon_:.4g}) on held-out rows; chosen {self.selected_['name']!r}: {chosen}"
             )
         self.privacy_report_ = PrivacyReport.from_cost(
             total,
