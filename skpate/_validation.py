@@ -653,6 +653,9 @@ class EpsilonRange(Interval):
     def __init__(self):
         super().__init__(numbers.Real, 0, MAX_EPSILON, closed="right")
 
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)  # True is not a budget of 1
+
     def __str__(self):
         return (
             f"a float in (0, {MAX_EPSILON:g}] (beyond it calibrated noise falls below floating-point rounding and no "

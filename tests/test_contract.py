@@ -323,3 +323,10 @@ def test_missing_labels_get_an_error_that_names_y_and_the_fix(name, rows):
             make(name, classes=["a", "b"]).fit(X, labels, X_public=X_public)
     with pytest.raises(ValueError, match="Input y contains NaN"):  # scikit-learn's words for a float NaN
         make(name).fit(X, np.r_[np.nan, y[1:]], X_public=X_public)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_a_boolean_epsilon_is_refused(name, rows):
+    X, y, X_public, _, _ = rows
+    with pytest.raises(InvalidParameterError, match="'epsilon' parameter .* Got True instead"):
+        make(name, epsilon=True).fit(X, y, X_public=X_public)
