@@ -29,6 +29,7 @@ __all__ = [
     "check_positive",
     "fit_in_noise_scope",
     "check_votes",
+    "in_caller_noise_scope",
     "final_step",
     "fit_public_preprocessor",
     "is_semi_supervised",
@@ -131,6 +132,35 @@ def fit_in_noise_scope(fit):
 #: The outermost private fit running in this context: the one that speaks to the user (a nested candidate's
 #: fit does not repeat its warnings).
 _OUTER_FIT = contextvars.ContextVar("skpate_outer_fit", default=None)
+
+
+def in_caller_noise_scope(func):
+    """``func`` made to run, in a joblib worker (a thread or another process), inside the caller's noise scope.
+
+    A worker does not see the caller's context variables: a candidate fitted there would be an outermost fit,
+    warning again for its derived seed and, under an unseeded caller, free to draw from that seed. The returned
+    callable (picklable if ``func`` is) carries the caller's scope ("seeded", "secure" or none) and whether a fit
+    encloses the call, and sets them around ``func`` in the worker.
+    """
+    return _InNoiseScope(func, _NOISE_SCOPE.get(), _OUTER_FIT.get() is not None)
+
+
+class _InNoiseScope:
+    def __init__(self, func, scope, nested):
+        self.func, self.scope, self.nested = func, scope, nested
+
+    def __call__(self, *args, **kwargs):
+        scope = _NOISE_SCOPE.set(self.scope)
+        outer = _OUTER_FIT.set(_ENCLOSING_FIT if self.nested else None)
+        try:
+            return self.func(*args, **kwargs)
+        finally:  # a pool thread runs many tasks: its own context comes back
+            _OUTER_FIT.reset(outer)
+            _NOISE_SCOPE.reset(scope)
+
+
+#: Stands for the caller's outermost fit in a worker, where that estimator is not at hand.
+_ENCLOSING_FIT = object()
 
 
 def check_delta_for_rows(estimator, n_private):

@@ -178,7 +178,9 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         None (default) draws from OS entropy; a seed makes the noise reproducible by anyone who knows it
         (:class:`~skpate.SeededNoiseWarning`).
     n_jobs : int, default=None
-        Given to the candidates that take it.
+        Number of candidates fitted in parallel (joblib; see
+        :class:`~skpate.PrivateModelSelection`). The default, one candidate,
+        fits in one process whatever it is.
     verbose : int, default=0
         ``>= 1``: one line per phase and candidate (no private value).
 

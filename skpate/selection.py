@@ -38,9 +38,16 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from ._validation import EpsilonRange, check_handles_unknown, check_noise_generator, on_private_rows
+from ._validation import (
+    EpsilonRange,
+    check_handles_unknown,
+    check_noise_generator,
+    in_caller_noise_scope,
+    on_private_rows,
+)
 from .base import PrivateClassifierMixin, charged
 from .privacy import BudgetAccountant, Cost, PrivacyReport
 from .privacy.calibration import budget_cost, gaussian_share_epsilon
@@ -97,6 +104,13 @@ def sampled_candidates(estimator, param_distributions, n_iter, *, random_state=N
     ]
 
 
+def _fit_candidate(candidate, X, y, X_public):
+    """``(fitted candidate, seconds)``: one candidate's fit, in a joblib worker when ``n_jobs`` asks for several."""
+    start = time.perf_counter()
+    candidate.fit(X, y, X_public=X_public)
+    return candidate, time.perf_counter() - start
+
+
 def _name(prefix, params):
     return prefix + "(" + ", ".join(f"{key}={value!r}" for key, value in sorted(params.items())) + ")"
 
@@ -134,7 +148,11 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         from OS entropy; a seed makes the noise reproducible by anyone who
         knows it (:class:`~skpate.SeededNoiseWarning`).
     n_jobs : int, default=None
-        Given to the candidates that take it.
+        Number of candidates fitted in parallel (joblib). ``None`` means 1
+        unless in a :func:`joblib.parallel_config` context; ``-1`` means all
+        processors. A candidate's own ``n_jobs`` (a PATE candidate's
+        teachers) is left as given. The draws do not depend on it: a seeded
+        selection chooses and fits the same with any ``n_jobs``.
     verbose : int, default=0
         With ``verbose >= 1``, one line per candidate and one for the choice (no private value).
 
@@ -360,19 +378,25 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         train, test = np.flatnonzero(~held), np.flatnonzero(held)
         X_train, y_train = _safe_indexing(X_private, train), y_private[train]
         X_test, y_test = _safe_indexing(X_private, test), y_private[test]
-        scores = np.zeros(len(planned))
-        for index, (candidate_name, candidate) in enumerate(planned):
-            # Every random_state of the candidate, nested ones too (as scikit-learn's ensembles seed their members);
-            # unseeded: None, so that each draws from OS entropy and no fitted parameter holds a seed of its noise.
-            params = {
+        # Every random_state of a candidate, nested ones too (as scikit-learn's ensembles seed their members), drawn
+        # before any fit so that the draws do not depend on n_jobs; unseeded: None, so that each draws from OS
+        # entropy and no fitted parameter holds a seed of its noise.
+        seeded = [
+            candidate.set_params(**{
                 key: None if self.random_state is None else int(rng.integers(2**31))
                 for key in candidate.get_params(deep=True)
                 if key == "random_state" or key.endswith("__random_state")
-            }
-            if "n_jobs" in candidate.get_params(deep=False):
-                params["n_jobs"] = self.n_jobs
-            start = time.perf_counter()
-            candidate.set_params(**params).fit(X_train, y_train, X_public=X_public)
+            })
+            for _, candidate in planned
+        ]  # fmt: skip
+        fits = Parallel(n_jobs=self.n_jobs, return_as="generator")(
+            delayed(in_caller_noise_scope(_fit_candidate))(candidate, X_train, y_train, X_public)
+            for candidate in seeded
+        )
+        scores = np.zeros(len(planned))
+        for index, (candidate, seconds) in enumerate(fits):
+            candidate_name = planned[index][0]
+            planned[index] = (candidate_name, candidate)  # fitted (in a worker, a copy)
             if test.size:  # the held-out private rows: errors and warnings quote none of them
                 predicted = on_private_rows(
                     type(self).__name__, f"candidate {candidate_name!r}'s predict on the held-out rows",
@@ -381,7 +405,7 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
                 scores[index] = np.sum(predicted == y_test)
             self._say(
                 f"candidate {index + 1}/{len(planned)} {candidate_name!r} (epsilon {candidate.epsilon:.3g}) fitted "
-                f"in {time.perf_counter() - start:.1f} s"
+                f"in {seconds:.1f} s"
             )
         mu = float(np.sqrt(total.mu_squared))
         self.selection_epsilon_ = float(gdp_pure_epsilon(mu))
@@ -391,7 +415,7 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         chosen_name, best = planned[chosen]
         if len(planned) > 1:
             self._say(f"chose {chosen_name!r} by the exponential mechanism on the held-out rows")
-        self.best_estimator_ = best  # fitted in place above
+        self.best_estimator_ = best
         self.selected_ = {"name": chosen_name, "params": best.get_params(deep=False)}
         self.candidate_epsilons_ = {candidate_name: float(c.epsilon) for candidate_name, c in planned}
         self.mu_ = mu

@@ -359,3 +359,16 @@ def test_candidates_by_learner_name_are_the_default_candidates_of_those_learners
     assert clf.preprocessor_ is None  # each candidate carries its own public preprocessing
     with pytest.raises(ValueError, match="learners must be distinct names"):
         PrivateClassifier(classes=[0, 1], candidates=["linear", "forest"]).fit(X[:1000], y[:1000], X_public=X[1000:])
+
+
+def test_n_jobs_fits_the_default_candidates_in_parallel_with_the_same_draws(mixed_split):
+    """The default candidates (public preprocessing in each) travel to joblib workers and come back the same."""
+    X, y, X_public = mixed_split
+    fits = [
+        PrivateClassifier(
+            epsilon=4.0, classes=[0, 1, 2], candidates=["linear", "trees", "boosting"], random_state=0, n_jobs=n_jobs
+        ).fit(X, y, X_public=X_public)
+        for n_jobs in (None, 2)
+    ]
+    assert fits[0].selected_["name"] == fits[1].selected_["name"]
+    assert np.array_equal(fits[0].predict_proba(X_public), fits[1].predict_proba(X_public))

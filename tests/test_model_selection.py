@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from joblib import parallel_config
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.tree import DecisionTreeClassifier
@@ -239,3 +240,22 @@ def test_a_budget_too_small_to_share_and_a_split_with_no_row_to_fit_on_say_so(bi
     with pytest.raises(ValueError, match="held out all 2 private rows .* lower holdout"):
         search.fit(X[:2], y[:2], X_public=X_public)
     assert accountant.spent_epsilon == 0.0
+
+
+@pytest.mark.parametrize("backend", ["loky", "threading"])
+def test_candidates_fitted_in_parallel_are_the_ones_fitted_in_turn(binary_split, backend):
+    """n_jobs fits the candidates in joblib workers; their seeds are drawn before, so a seeded fit is the same."""
+    X, y, X_public, _ = binary_split
+    in_turn = _search().fit(X, y, X_public=X_public)
+    with parallel_config(backend=backend):
+        parallel = _search(n_jobs=2).fit(X, y, X_public=X_public)
+    assert parallel.selected_["name"] == in_turn.selected_["name"]
+    assert np.array_equal(parallel.predict_proba(X_public), in_turn.predict_proba(X_public))
+    assert parallel.candidate_epsilons_ == in_turn.candidate_epsilons_
+
+
+def test_parallel_candidates_speak_in_their_order(binary_split, capsys):
+    X, y, X_public, _ = binary_split
+    _search(n_jobs=2, verbose=1).fit(X, y, X_public=X_public)
+    lines = [line for line in capsys.readouterr().out.splitlines() if "fitted in" in line]
+    assert [line.split("'")[1] for line in lines] == ["linear", "noise"]

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from joblib import Parallel, delayed, parallel_config
 from private_estimators import ESTIMATORS  # tests/private_estimators.py (pytest puts tests/ on the path)
 from sklearn.base import BaseEstimator, clone
 
@@ -24,7 +25,7 @@ from skpate import (
     SeededNoiseWarning,
     analyze,
 )
-from skpate._validation import check_noise_generator, noise_scope
+from skpate._validation import check_noise_generator, in_caller_noise_scope, noise_scope
 from skpate.audit import audit
 from skpate.base import PrivateClassifierMixin
 from skpate.privacy.smooth import sanitize
@@ -242,3 +243,23 @@ def test_the_audit_is_a_test_tool_and_does_not_warn():
 def test_the_suite_ignores_the_warning_outside_pytest_warns():
     """pyproject.toml's filter: the tests that seed on purpose do not fail on it (warnings are errors here)."""
     warnings.warn("seeded on purpose", SeededNoiseWarning)
+
+
+def _first_draw(seed):
+    return check_noise_generator(seed).random()
+
+
+@pytest.mark.parametrize("backend", ["loky", "threading"])
+def test_a_joblib_worker_keeps_its_callers_noise_scope(backend):
+    """A candidate fitted in a worker (PrivateModelSelection's n_jobs) draws as it would in the caller's process."""
+    seeded = np.random.default_rng(0).random()
+    with parallel_config(backend=backend, n_jobs=2):
+        with noise_scope(None, "test"):  # unseeded caller: a seed in the worker sets nothing
+            draws = Parallel()(delayed(in_caller_noise_scope(_first_draw))(0) for _ in range(2))
+            bare = Parallel()(delayed(_first_draw)(0) for _ in range(2))
+        assert seeded not in draws and draws[0] != draws[1]
+        assert bare == [seeded, seeded]  # what the wrapper prevents: the worker forgot the caller's scope
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SeededNoiseWarning)
+            with noise_scope(0, "test"):
+                assert Parallel()(delayed(in_caller_noise_scope(_first_draw))(0) for _ in range(2)) == [seeded] * 2
