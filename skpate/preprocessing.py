@@ -128,11 +128,33 @@ def _column_kinds(X, schema):
         values = frame[column]
         if pd.api.types.is_bool_dtype(values):
             continue
-        if pd.api.types.is_numeric_dtype(values) or (
-            values.dtype == object and column not in schema and _all_numbers(values)
+        if (
+            pd.api.types.is_numeric_dtype(values)
+            or _is_time(values)
+            or (values.dtype == object and column not in schema and _all_numbers(values))
         ):
             numeric.append(column)
     return numeric, [c for c in frame.columns if c not in numeric]
+
+
+def _is_time(values):
+    """Whether a column holds dates or durations (numpy or pandas dtypes, time zones too): numbers of seconds."""
+    return pd.api.types.is_datetime64_any_dtype(values) or pd.api.types.is_timedelta64_dtype(values)
+
+
+def _bounds(bounds, values):
+    """A numeric column's ``(low, high)`` from the schema, in the column's numbers (seconds for dates, durations)."""
+    if _is_time(values):
+        try:
+            if isinstance(bounds, str) or any(isinstance(bound, numbers.Number) for bound in bounds):
+                raise TypeError("a number or a string is not a date or a duration")  # numbers: ticks, a trap
+            return tuple(_column_numbers(pd.Series(list(bounds)).astype(values.dtype)))
+        except (TypeError, ValueError) as error:
+            raise ValueError(
+                f"schema bounds for a date or duration column must be two values of its kind (e.g. two "
+                f"pd.Timestamp), got {bounds!r} ({error})."
+            ) from None
+    return tuple(bounds)
 
 
 def _all_numbers(values):
@@ -153,7 +175,18 @@ def _numbers(X):
 
 def _column_numbers(column):
     """A column as numbers (``pd.to_numeric``, what is not a number NaN); an integer too large for a float is
-    ``+-inf``, not an ``OverflowError`` (on a private row, that error would refuse the fit for one value)."""
+    ``+-inf``, not an ``OverflowError`` (on a private row, that error would refuse the fit for one value).
+
+    Dates are seconds since 1970-01-01 (in UTC where they carry a time zone), durations seconds, and a missing
+    one (``NaT``) NaN, whatever the dtype's resolution (``pd.to_numeric`` would give its integer ticks, and for
+    ``NaT`` the smallest int64).
+    """
+    if pd.api.types.is_datetime64_any_dtype(column):
+        if column.dt.tz is not None:
+            column = column.dt.tz_convert("UTC").dt.tz_localize(None)
+        return (column - pd.Timestamp("1970-01-01")) / pd.Timedelta(seconds=1)
+    if pd.api.types.is_timedelta64_dtype(column):
+        return column / pd.Timedelta(seconds=1)
     try:
         return pd.to_numeric(column, errors="coerce")
     except OverflowError:
@@ -196,6 +229,9 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
     where the public rows have missing values), then every value (``inf``
     too) is clipped to the public ``quantile_range`` and mapped to [-1, 1]
     (:class:`QuantileClipScaler`); the public rows' numbers must be finite.
+    Dates (``datetime64``, with or without a time zone) are numeric, in
+    seconds since 1970-01-01 UTC, and durations (``timedelta64``) in seconds;
+    derive calendar features (month, weekday) first where they matter.
     Other columns (strings, categories, booleans): one-hot over the
     categories seen in the public rows (at most ``max_categories`` per
     column, the rarer ones merged; a column of numbers written as strings
@@ -209,7 +245,8 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
     schema : dict or None, default=None
         Public knowledge that overrides the public rows: ``{column: list of
         categories}`` for a categorical column, ``{column: (low, high)}`` for
-        a numeric one (its clipping range).
+        a numeric one (its clipping range; for dates and durations, two values of
+        the column's kind, e.g. two ``pd.Timestamp``).
     quantile_range : tuple of (float, float), default=(0.01, 0.99)
     max_categories : int >= 2, default=30
         Most categories per categorical column; rarer public categories share one.
@@ -290,7 +327,7 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
             )
         parts = []
         if numeric:
-            bounds = {i: tuple(schema[c]) for i, c in enumerate(numeric) if c in schema}
+            bounds = {i: _bounds(schema[c], _frame(X, [c]).iloc[:, 0]) for i, c in enumerate(numeric) if c in schema}
             missing = _frame(X, numeric).isna().to_numpy().any()
             parts.append((
                 "numeric",

@@ -274,6 +274,48 @@ def test_an_object_column_whose_public_values_are_numbers_is_numeric(mixed_split
     assert flags.categorical_columns_ == ["income", "city", "flag"]
 
 
+def _times(n, seed):
+    rng = np.random.default_rng(seed)
+    days = pd.to_timedelta(rng.integers(0, 1000, n), unit="D")
+    return pd.DataFrame({
+        "when": pd.Timestamp("2020-01-01") + days,
+        "zoned": pd.Timestamp("2020-01-01", tz="Europe/Paris") + days,
+        "took": pd.to_timedelta(rng.integers(0, 100, n), unit="h"),
+    })  # fmt: skip
+
+
+def test_dates_and_durations_are_numbers_of_seconds():
+    """Not categories (each date its own, the rare ones merged): seconds since 1970 UTC, seconds; NaT missing."""
+    public, private = _times(300, 0), _times(5, 1)
+    private.loc[0, ["when", "zoned", "took"]] = pd.NaT
+    fitted = PublicPreprocessor(quantile_range=(0.0, 1.0)).fit(public)
+    assert fitted.numeric_columns_ == ["when", "zoned", "took"] and fitted.categorical_columns_ == []
+    # The numbers the scaler sees, by hand: a zoned date is its UTC instant (Paris in winter is UTC+1).
+    expected = {
+        "when": (public["when"] - pd.Timestamp("1970-01-01")).dt.total_seconds(),
+        "zoned": (public["zoned"] - pd.Timestamp("1970-01-01", tz="UTC")).dt.total_seconds(),
+        "took": public["took"].dt.total_seconds(),
+    }
+    assert expected["zoned"][0] == expected["when"][0] - 3600
+    numbers = fitted.transformer_.named_transformers_["numeric"][0].transform(public)
+    np.testing.assert_allclose(numbers, np.column_stack(list(expected.values())))
+    encoded = fitted.transform(private)
+    assert encoded.shape == (5, 3) and np.isfinite(encoded).all() and np.abs(encoded).max() <= 1.0
+    same_resolution = PublicPreprocessor().fit(public.astype({"when": "datetime64[ns]", "took": "timedelta64[s]"}))
+    np.testing.assert_allclose(same_resolution.transform(private), PublicPreprocessor().fit(public).transform(private))
+
+
+def test_a_schema_bounds_a_date_with_dates():
+    public = _times(300, 0)
+    bounded = PublicPreprocessor(schema={"when": ("2020-06-01", pd.Timestamp("2021-01-01"))}).fit(public)
+    encoded = bounded.transform(public)[:, 0]
+    inside = (public["when"] > "2020-06-01") & (public["when"] < "2021-01-01")
+    assert (np.abs(encoded[inside]) < 1).all() and (np.abs(encoded[~inside]) == 1).all()
+    for bounds in [(0, 10**9), (pd.Timedelta(1), pd.Timedelta(2)), "2020"]:  # numbers would be the dtype's ticks
+        with pytest.raises(ValueError, match="schema bounds for a date or duration column must be two values"):
+            PublicPreprocessor(schema={"when": bounds}).fit(public)
+
+
 @pytest.mark.parametrize("name", WITH_BOOSTING)
 def test_a_global_pandas_output_changes_nothing_but_the_preprocessors_own_output(mixed_split, name):
     X, y, X_public = mixed_split
