@@ -12,6 +12,7 @@ the public rows hold as numbers counts as missing. Refusing such a row would
 make the fit fail or succeed on a property of one private row.
 """
 
+import datetime
 import numbers
 import warnings
 
@@ -115,82 +116,116 @@ class QuantileClipScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
 
 def _column_kinds(X, schema):
-    """``(numeric, categorical)`` column names (a DataFrame) or indices (an array).
-
-    By dtype, and by value where the dtype is ``object`` (not for columns of ``schema``, which keep their dtype's
-    kind): such a column whose public values are all numbers is numeric. Public rows passed inside ``X`` (labelled
-    -1) share its dtypes with the private rows, and one private string in a column of numbers makes it ``object``;
-    read from the dtype alone, the public rows' encoding would then depend on one private row.
-    """
+    """``(numeric, categorical, kinds)``: column names (a DataFrame) or indices (an array), and for each numeric
+    column its kind, ``"number"``, ``"date"`` or ``"duration"`` (:func:`_number_kind`)."""
     frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=None) if np.ndim(X) == 2 else [])
-    numeric = []
+    numeric, kinds = [], []
     for column in frame.columns:  # an array's frame is indexed by position
-        values = frame[column]
-        if pd.api.types.is_bool_dtype(values):
-            continue
-        if (
-            pd.api.types.is_numeric_dtype(values)
-            or _is_time(values)
-            or (values.dtype == object and column not in schema and _all_numbers(values))
-        ):
+        kind = _number_kind(frame[column], by_value=column not in schema)
+        if kind is not None:
             numeric.append(column)
-    return numeric, [c for c in frame.columns if c not in numeric]
+            kinds.append(kind)
+    return numeric, [c for c in frame.columns if c not in numeric], kinds
 
 
-def _is_time(values):
-    """Whether a column holds dates or durations (numpy or pandas dtypes, time zones too): numbers of seconds."""
-    return pd.api.types.is_datetime64_any_dtype(values) or pd.api.types.is_timedelta64_dtype(values)
+def _number_kind(values, by_value=True):
+    """How a column of public values is read as numbers: ``"number"``, ``"date"`` (seconds since 1970-01-01 UTC),
+    ``"duration"`` (seconds), or None (a category; booleans are).
+
+    By dtype, and by value where the dtype is ``object`` (unless ``by_value`` is False: a column of a schema keeps
+    its dtype's kind): such a column whose values are all numbers, all dates or all durations is of that kind.
+    Public rows passed inside ``X`` (labelled -1) share its dtypes with the private rows, and one private string in
+    a column of numbers or dates makes it ``object``; read from the dtype alone, the public rows' encoding would
+    then depend on one private row.
+    """
+    if pd.api.types.is_bool_dtype(values):
+        return None
+    if pd.api.types.is_datetime64_any_dtype(values) or isinstance(values.dtype, pd.PeriodDtype):
+        return "date"
+    if pd.api.types.is_timedelta64_dtype(values):
+        return "duration"
+    if pd.api.types.is_numeric_dtype(values):
+        return "number"
+    if values.dtype != object or not by_value:
+        return None
+    present = values[values.notna()].tolist()
+    for kind, types in _KINDS_BY_VALUE.items():
+        if present and all(isinstance(v, types) and not isinstance(v, (bool, np.bool_)) for v in present):
+            return kind
+    return None
 
 
-def _bounds(bounds, values):
-    """A numeric column's ``(low, high)`` from the schema, in the column's numbers (seconds for dates, durations)."""
-    if _is_time(values):
-        try:
-            if isinstance(bounds, str) or any(isinstance(bound, numbers.Number) for bound in bounds):
-                raise TypeError("a number or a string is not a date or a duration")  # numbers: ticks, a trap
-            return tuple(_column_numbers(pd.Series(list(bounds)).astype(values.dtype)))
-        except (TypeError, ValueError) as error:
-            raise ValueError(
-                f"schema bounds for a date or duration column must be two values of its kind (e.g. two "
-                f"pd.Timestamp), got {bounds!r} ({error})."
-            ) from None
-    return tuple(bounds)
+#: The Python values an ``object`` column of each kind holds (a ``pd.Timestamp`` is a ``datetime.datetime``, a
+#: ``datetime.datetime`` a ``datetime.date``; a ``pd.Timedelta`` is a ``datetime.timedelta``).
+_KINDS_BY_VALUE = {
+    "number": numbers.Real,
+    "date": (datetime.date, np.datetime64),
+    "duration": (datetime.timedelta, np.timedelta64),
+}
 
 
-def _all_numbers(values):
-    """Whether every value of an ``object`` column that is not missing is a real number (a bool is not)."""
-    present = values[values.notna()]
-    return len(present) > 0 and all(
-        isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) for value in present
-    )
+def _bounds(bounds, values, column):
+    """A numeric column's ``(low, high)`` from the schema, in the column's numbers (seconds for dates, durations).
+
+    Two values with ``low < high``, finite, of the column's kind: a number for a date would be read as the dtype's
+    ticks, a reversed or missing bound would map every row to one value.
+    """
+    kind = _number_kind(values, by_value=False)
+    fix = "two pd.Timestamp" if kind == "date" else "two pd.Timedelta" if kind == "duration" else "two numbers"
+    pair = None
+    if not isinstance(bounds, (str, bytes, dict)) and np.ndim(bounds) == 1 and len(bounds) == 2:
+        given = pd.Series(list(bounds), dtype=object)
+        if kind == "number" or not any(isinstance(b, numbers.Number) for b in bounds):
+            pair = _column_numbers(given, kind).astype(np.float64).to_numpy()
+    if pair is None or not np.isfinite(pair).all() or not pair[0] < pair[1]:
+        raise ValueError(
+            f"schema[{column!r}] must be (low, high) for a numeric column: {fix} with low < high, got {bounds!r}."
+        )
+    return tuple(pair)
 
 
-def _numbers(X):
-    """Columns as float64: a value that is not a number becomes NaN (missing), ``inf`` stays."""
+def _numbers(X, kinds=None):
+    """Columns as float64 (dates and durations as seconds, :func:`_column_numbers`): a value that is not of its
+    column's kind becomes NaN (missing), ``inf`` stays. ``kinds``: one per column, all ``"number"`` by default."""
     if isinstance(X, np.ndarray) and X.dtype.kind in "biuf":
         return X.astype(np.float64)
     frame = pd.DataFrame(X)
-    return frame.apply(_column_numbers).astype(np.float64).to_numpy()
+    kinds = ["number"] * frame.shape[1] if kinds is None else kinds
+    columns = [_column_numbers(frame.iloc[:, i], kind) for i, kind in enumerate(kinds)]
+    return np.column_stack([np.asarray(c, dtype=np.float64) for c in columns]) if columns else np.empty((len(frame), 0))
 
 
-def _column_numbers(column):
-    """A column as numbers (``pd.to_numeric``, what is not a number NaN); an integer too large for a float is
-    ``+-inf``, not an ``OverflowError`` (on a private row, that error would refuse the fit for one value).
+_EPOCH = pd.Timestamp("1970-01-01", tz="UTC")
 
-    Dates are seconds since 1970-01-01 (in UTC where they carry a time zone), durations seconds, and a missing
-    one (``NaT``) NaN, whatever the dtype's resolution (``pd.to_numeric`` would give its integer ticks, and for
-    ``NaT`` the smallest int64).
+
+def _column_numbers(column, kind="number"):
+    """A column as numbers of its ``kind``; what is not one is NaN (missing), whatever the value.
+
+    ``"number"``: ``pd.to_numeric``; an integer too large for a float is ``+-inf``, not an ``OverflowError`` (on a
+    private row, that error would refuse the fit for one value). ``"date"``: seconds since 1970-01-01 UTC, a date
+    without a time zone read as UTC (dates, strings that parse as dates, periods by their start). ``"duration"``:
+    seconds. Whatever the dtype's resolution (``pd.to_numeric`` would give its integer ticks, and for ``NaT`` the
+    smallest int64); a number in a date or duration column is missing, not ticks.
     """
-    if pd.api.types.is_datetime64_any_dtype(column):
-        if column.dt.tz is not None:
-            column = column.dt.tz_convert("UTC").dt.tz_localize(None)
-        return (column - pd.Timestamp("1970-01-01")) / pd.Timedelta(seconds=1)
-    if pd.api.types.is_timedelta64_dtype(column):
-        return column / pd.Timedelta(seconds=1)
-    try:
-        return pd.to_numeric(column, errors="coerce")
-    except OverflowError:
-        return column.map(_float_or_missing)
+    if kind == "number":
+        try:
+            return pd.to_numeric(column, errors="coerce")
+        except OverflowError:
+            return column.map(_float_or_missing)
+    if isinstance(column.dtype, pd.PeriodDtype):
+        column = column.dt.start_time
+    if column.dtype == object or pd.api.types.is_string_dtype(column):  # values of the kind, or strings to parse
+        parsed = (str, *_KINDS_BY_VALUE[kind])
+        column = column.astype(object).map(lambda v: v if isinstance(v, parsed) else np.nan)
+    if kind == "date":
+        if not pd.api.types.is_datetime64_any_dtype(column):
+            column = pd.to_datetime(column, errors="coerce", utc=True, format="mixed")
+        elif column.dt.tz is None:
+            column = column.dt.tz_localize("UTC")
+        return (column - _EPOCH) / pd.Timedelta(seconds=1)
+    if not pd.api.types.is_timedelta64_dtype(column):
+        column = pd.to_timedelta(column, errors="coerce")
+    return column / pd.Timedelta(seconds=1)
 
 
 def _float_or_missing(value):
@@ -229,9 +264,12 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
     where the public rows have missing values), then every value (``inf``
     too) is clipped to the public ``quantile_range`` and mapped to [-1, 1]
     (:class:`QuantileClipScaler`); the public rows' numbers must be finite.
-    Dates (``datetime64``, with or without a time zone) are numeric, in
-    seconds since 1970-01-01 UTC, and durations (``timedelta64``) in seconds;
-    derive calendar features (month, weekday) first where they matter.
+    Dates (``datetime64`` with or without a time zone, periods, Python
+    dates) are numeric, in seconds since 1970-01-01 UTC, a date without a
+    time zone read as UTC; durations (``timedelta64``, Python timedeltas) in
+    seconds. A column's kind is read from the public rows (its dtype, or for
+    ``object`` its values); a private value not of that kind is missing.
+    Derive calendar features (month, weekday) first where they matter.
     Other columns (strings, categories, booleans): one-hot over the
     categories seen in the public rows (at most ``max_categories`` per
     column, the rarer ones merged; a column of numbers written as strings
@@ -304,11 +342,11 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
         self._validate_params()
         X = self._check_rows(X, reset=True)
         schema = self.schema or {}
-        numeric, categorical = _column_kinds(X, schema)
+        numeric, categorical, kinds = _column_kinds(X, schema)
         unknown = [column for column in schema if column not in numeric + categorical]
         if unknown:
             raise ValueError(f"schema names columns that X does not have: {unknown!r}.")
-        infinite = [c for c, bad in zip(numeric, np.isinf(_numbers(_frame(X, numeric))).any(axis=0)) if bad]
+        infinite = [c for c, bad in zip(numeric, np.isinf(_numbers(_frame(X, numeric), kinds)).any(axis=0)) if bad]
         if infinite:  # the public range must be finite; a private inf is clipped to it
             raise ValueError(
                 f"PublicPreprocessor is fitted on public rows, and their numeric column(s) {infinite!r} hold inf or "
@@ -327,12 +365,12 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
             )
         parts = []
         if numeric:
-            bounds = {i: _bounds(schema[c], _frame(X, [c]).iloc[:, 0]) for i, c in enumerate(numeric) if c in schema}
+            bounds = {i: _bounds(schema[c], _frame(X, [c]).iloc[:, 0], c) for i, c in enumerate(numeric) if c in schema}
             missing = _frame(X, numeric).isna().to_numpy().any()
             parts.append((
                 "numeric",
                 make_pipeline(
-                    _Numbers(),
+                    _Numbers(tuple(kinds)),
                     SimpleImputer(strategy="median", add_indicator=bool(missing), keep_empty_features=True),
                     _IndicatorAware(QuantileClipScaler(self.quantile_range, bounds), len(numeric)),
                 ),
@@ -413,17 +451,21 @@ def _frame(X, columns):
 
 
 class _Numbers(TransformerMixin, BaseEstimator):
-    """Numeric columns as floats, a value that is not a number as missing, ``inf`` as the largest float (stateless).
+    """Numeric columns as floats (``kinds``: :func:`_column_numbers`), a value not of its column's kind as missing,
+    ``inf`` as the largest float (stateless; the kinds are read from the public rows).
 
     The imputer after it refuses ``inf``; the largest float is then clipped to the public range by the scaler.
     """
+
+    def __init__(self, kinds=None):
+        self.kinds = kinds
 
     def fit(self, X, y=None):
         return self
 
     def transform(self, X):
         big = np.finfo(np.float64).max
-        return np.nan_to_num(_numbers(X), nan=np.nan, posinf=big, neginf=-big)
+        return np.nan_to_num(_numbers(X, self.kinds), nan=np.nan, posinf=big, neginf=-big)
 
     def get_feature_names_out(self, input_features=None):
         return np.asarray(input_features, dtype=object)

@@ -305,15 +305,59 @@ def test_dates_and_durations_are_numbers_of_seconds():
     np.testing.assert_allclose(same_resolution.transform(private), PublicPreprocessor().fit(public).transform(private))
 
 
+def test_a_date_column_keeps_its_kind_and_its_private_values_whatever_their_python_type():
+    """Public rows inside X share its dtypes: one private string makes a date column ``object``, and its kind is
+    then read from the public values. Private dates as strings, Timestamps or ``datetime.date`` are dates; a value
+    of another kind (a number, a duration, a word, a boolean) is missing, never an error."""
+    public, private = _times(300, 0), _times(6, 1)
+    fitted = PublicPreprocessor().fit(public)
+    odd_public = PublicPreprocessor().fit(public.astype(object))  # as sliced from an X with one private string
+    assert odd_public.numeric_columns_ == fitted.numeric_columns_ == ["when", "zoned", "took"]
+    np.testing.assert_array_equal(odd_public.transform(public), fitted.transform(public))
+    expected = fitted.transform(private)
+    as_objects = private.astype(object)
+    as_objects["when"] = [private["when"][0].isoformat(), private["when"][1].date(), *private["when"][2:]]
+    as_objects["took"] = [str(private["took"][0]), *private["took"][1:]]
+    np.testing.assert_allclose(fitted.transform(as_objects), expected)
+    odd = private.astype(object)
+    odd.loc[:3, "when"] = [5, pd.Timedelta(hours=1), "n/a", True]
+    odd.loc[:1, "took"] = [7, pd.Timestamp("2020-01-01")]
+    missing = PublicPreprocessor().fit(public.assign(when=public["when"].where(public.index > 0)))
+    encoded = missing.transform(odd)
+    assert np.isfinite(encoded).all()
+    assert (encoded[:4, -1] == 1).all() and (encoded[4:, -1] == 0).all()  # the missing-value indicator of "when"
+    # A date without a time zone is read as UTC: Paris wall-clock times without their zone are read 1 or 2 hours
+    # later than they happened (winter, summer).
+    wall_clock = private["zoned"].dt.tz_localize(None)
+    offset = private["zoned"].map(lambda t: t.utcoffset())
+    np.testing.assert_allclose(
+        fitted.transform(private.assign(zoned=wall_clock))[:, 1],
+        fitted.transform(private.assign(zoned=private["zoned"] + offset))[:, 1],
+    )
+    assert set(offset) == {pd.Timedelta(hours=1), pd.Timedelta(hours=2)}
+    # Periods, and Python dates in an object column, are dates too.
+    months = PublicPreprocessor().fit(pd.DataFrame({"month": public["when"].dt.to_period("M")}))
+    days = PublicPreprocessor().fit(pd.DataFrame({"day": [d.date() for d in public["when"]]}))
+    assert months.numeric_columns_ == ["month"] and days.numeric_columns_ == ["day"]
+
+
 def test_a_schema_bounds_a_date_with_dates():
     public = _times(300, 0)
     bounded = PublicPreprocessor(schema={"when": ("2020-06-01", pd.Timestamp("2021-01-01"))}).fit(public)
     encoded = bounded.transform(public)[:, 0]
     inside = (public["when"] > "2020-06-01") & (public["when"] < "2021-01-01")
     assert (np.abs(encoded[inside]) < 1).all() and (np.abs(encoded[~inside]) == 1).all()
-    for bounds in [(0, 10**9), (pd.Timedelta(1), pd.Timedelta(2)), "2020"]:  # numbers would be the dtype's ticks
-        with pytest.raises(ValueError, match="schema bounds for a date or duration column must be two values"):
+    wrong = [(0, 10**9), (pd.Timedelta(1), pd.Timedelta(2)), "2020", ("2022", "2020"), (pd.NaT, "2021"), ("2020",)]
+    for bounds in wrong:  # numbers would be the dtype's ticks; reversed or missing bounds map every row to one value
+        with pytest.raises(ValueError, match=r"schema\['when'\] must be \(low, high\) .* two pd.Timestamp with low <"):
             PublicPreprocessor(schema={"when": bounds}).fit(public)
+    for bounds in [(9, 0), (np.nan, 1), (0, 1, 2), ["a", "b"]]:
+        with pytest.raises(ValueError, match=r"schema\['took'\] must be \(low, high\) .* two pd.Timedelta"):
+            PublicPreprocessor(schema={"took": bounds}).fit(public)
+    numbers = pd.DataFrame({"x": np.arange(10.0)})
+    for bounds in [(9, 0), (np.nan, 1), (0, 1, 2)]:
+        with pytest.raises(ValueError, match=r"schema\['x'\] must be \(low, high\) .* two numbers with low < high"):
+            PublicPreprocessor(schema={"x": bounds}).fit(numbers)
 
 
 @pytest.mark.parametrize("name", WITH_BOOSTING)
