@@ -693,6 +693,20 @@ class EpsilonRange(Interval):
         )
 
 
+class NJobs(Interval):
+    """``n_jobs``: None, -1 (all processors) or a number of processes; 0 means nothing (joblib refuses it inside the
+    fit, after the budget) and a boolean is not a number of processes."""
+
+    def __init__(self):
+        super().__init__(numbers.Integral, None, None, closed="neither")
+
+    def is_satisfied_by(self, val):
+        return val is None or (not isinstance(val, (bool, np.bool_)) and val != 0 and super().is_satisfied_by(val))
+
+    def __str__(self):
+        return "None (one process), -1 (all processors) or a positive number of processes"
+
+
 #: The largest finite float32: scikit-learn's trees compute in float32.
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 

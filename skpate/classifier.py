@@ -21,7 +21,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from ._validation import EpsilonRange, fit_public_preprocessor, transform_private
+from ._validation import EpsilonRange, NJobs, fit_public_preprocessor, transform_private
 from .base import PrivateClassifierMixin, charged
 from .pool import LeafRefitClassifier, NoisyBoostingClassifier, NoisyGDClassifier
 from .pool.refit import largest_leaf
@@ -230,7 +230,7 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         "holdout": [Interval(numbers.Real, 0, 1, closed="neither")],
         "accountant": [None, BudgetAccountant],
         "random_state": ["random_state"],
-        "n_jobs": [None, numbers.Integral],
+        "n_jobs": [NJobs()],
         "verbose": ["verbose"],
     }
 

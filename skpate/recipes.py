@@ -20,7 +20,7 @@ from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import EpsilonRange
+from ._validation import EpsilonRange, NJobs
 from .base import PrivateClassifierMixin
 from .pate import GaussianHistogram, GNMax, PATEClassifier
 from .pate.students import VoteRegressionClassifier
@@ -174,7 +174,7 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         "warm_start": ["boolean"],
         "memory": "no_validation",
         "random_state": ["random_state"],
-        "n_jobs": [None, Integral],
+        "n_jobs": [NJobs()],
         "verbose": ["verbose"],
     }
 

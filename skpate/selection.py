@@ -32,6 +32,7 @@ it wins for many candidates, not for the two to four here
 
 import numbers
 import time
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
@@ -43,6 +44,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 
 from ._validation import (
     EpsilonRange,
+    NJobs,
     check_handles_unknown,
     check_noise_generator,
     in_caller_noise_scope,
@@ -105,10 +107,14 @@ def sampled_candidates(estimator, param_distributions, n_iter, *, random_state=N
 
 
 def _fit_candidate(candidate, X, y, X_public):
-    """``(fitted candidate, seconds)``: one candidate's fit, in a joblib worker when ``n_jobs`` asks for several."""
+    """``(fitted candidate, seconds, warnings)``: one candidate's fit, in a worker process when ``n_jobs`` asks for
+    several. Its warnings (as the caller's filters let them through) come back for the caller to re-emit: a worker
+    process would print them to its own stderr, past the caller's filters, ``catch_warnings`` and logging."""
     start = time.perf_counter()
-    candidate.fit(X, y, X_public=X_public)
-    return candidate, time.perf_counter() - start
+    with warnings.catch_warnings(record=True) as caught:
+        candidate.fit(X, y, X_public=X_public)
+    said = [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
+    return candidate, time.perf_counter() - start, said
 
 
 def _name(prefix, params):
@@ -148,11 +154,14 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         from OS entropy; a seed makes the noise reproducible by anyone who
         knows it (:class:`~skpate.SeededNoiseWarning`).
     n_jobs : int, default=None
-        Number of candidates fitted in parallel (joblib). ``None`` means 1
-        unless in a :func:`joblib.parallel_config` context; ``-1`` means all
-        processors. A candidate's own ``n_jobs`` (a PATE candidate's
-        teachers) is left as given. The draws do not depend on it: a seeded
-        selection chooses and fits the same with any ``n_jobs``.
+        Number of candidates fitted in parallel, in worker processes
+        (joblib's loky, whatever backend is configured: threads would share
+        the warnings that keep private values out of messages). ``None``
+        means 1 unless in a :func:`joblib.parallel_config` context; ``-1``
+        means all processors. A candidate's own ``n_jobs`` (a PATE
+        candidate's teachers) is left as given. The draws do not depend on
+        it: a seeded selection chooses and fits the same with any ``n_jobs``;
+        the candidates' warnings reach the caller, in the candidates' order.
     verbose : int, default=0
         With ``verbose >= 1``, one line per candidate and one for the choice (no private value).
 
@@ -189,7 +198,7 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         "holdout": [Interval(numbers.Real, 0, 1, closed="neither")],
         "accountant": [None, BudgetAccountant],
         "random_state": ["random_state"],
-        "n_jobs": [None, numbers.Integral],
+        "n_jobs": [NJobs()],
         "verbose": ["verbose"],
     }
 
@@ -389,12 +398,17 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
             })
             for _, candidate in planned
         ]  # fmt: skip
-        fits = Parallel(n_jobs=self.n_jobs, return_as="generator")(
+        # Processes, whatever joblib backend is configured: threads share the warnings machinery with which
+        # on_private_rows keeps private values out of messages (catch_warnings is process-wide), so one thread's
+        # raw warning could pass while another's capture ends.
+        fits = Parallel(n_jobs=self.n_jobs, backend="loky", return_as="generator")(
             delayed(in_caller_noise_scope(_fit_candidate))(candidate, X_train, y_train, X_public)
             for candidate in seeded
         )
         scores = np.zeros(len(planned))
-        for index, (candidate, seconds) in enumerate(fits):
+        for index, (candidate, seconds, said) in enumerate(fits):
+            for category, message, filename, lineno in said:
+                warnings.warn_explicit(message, category, filename, lineno)
             candidate_name = planned[index][0]
             planned[index] = (candidate_name, candidate)  # fitted (in a worker, a copy)
             if test.size:  # the held-out private rows: errors and warnings quote none of them

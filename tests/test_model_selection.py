@@ -1,5 +1,7 @@
 """PrivateModelSelection: the budget of the candidates and the choice, and what is (not) published."""
 
+import warnings
+
 import numpy as np
 import pytest
 from joblib import parallel_config
@@ -16,6 +18,7 @@ from skpate import (
     PATEClassifier,
     PrivateModelSelection,
     RDPAccountant,
+    SeededNoiseWarning,
     grid_candidates,
 )
 from skpate.privacy import Cost, gdp_epsilon, gdp_mu
@@ -259,3 +262,44 @@ def test_parallel_candidates_speak_in_their_order(binary_split, capsys):
     _search(n_jobs=2, verbose=1).fit(X, y, X_public=X_public)
     lines = [line for line in capsys.readouterr().out.splitlines() if "fitted in" in line]
     assert [line.split("'")[1] for line in lines] == ["linear", "noise"]
+
+
+_PLANTED = 12345.678
+
+
+def _warns_on_a_planted_value(X):
+    X = np.asarray(X, dtype=float)
+    if np.any(X == _PLANTED):
+        warnings.warn(f"suspicious value {_PLANTED!r}", UserWarning)
+    return X
+
+
+def test_parallel_candidates_warn_the_caller_as_candidates_in_turn_do_and_quote_nothing(binary_split):
+    """Workers are processes whatever the configured backend (threads would share catch_warnings, which keeps private
+    values out of messages), and their sanitized warnings come back to the caller, in the candidates' order."""
+    X, y, X_public, _ = binary_split
+    X = X.copy()
+    X[:40, 2] = _PLANTED  # private rows only
+    candidates = [
+        ("plain", NoisyGDClassifier()),
+        ("warns", NoisyGDClassifier(preprocessor=FunctionTransformer(_warns_on_a_planted_value))),
+    ]
+    said = {}
+    for n_jobs, backend in [(None, "loky"), (2, "loky"), (2, "threading")]:
+        search = PrivateModelSelection(candidates, epsilon=2.0, classes=[0, 1], random_state=0, n_jobs=n_jobs)
+        with warnings.catch_warnings(record=True) as caught, parallel_config(backend=backend):
+            warnings.simplefilter("always")
+            search.fit(X, y, X_public=X_public)
+        said[n_jobs, backend] = [str(w.message) for w in caught if not issubclass(w.category, SeededNoiseWarning)]
+    assert said[None, "loky"] and all("UserWarning" in message for message in said[None, "loky"])
+    assert said[2, "loky"] == said[2, "threading"] == said[None, "loky"]
+    assert not any("12345" in message for messages in said.values() for message in messages)
+
+
+@pytest.mark.parametrize("n_jobs", [0, True])
+def test_n_jobs_that_means_nothing_is_refused_before_the_budget(binary_split, n_jobs):
+    X, y, X_public, _ = binary_split
+    accountant = RDPAccountant(epsilon=10.0, delta=1e-5)
+    with pytest.raises(ValueError, match="n_jobs.* None .*-1 .*positive number of processes"):
+        _search(n_jobs=n_jobs, accountant=accountant).fit(X, y, X_public=X_public)
+    assert accountant.spent_epsilon == 0.0

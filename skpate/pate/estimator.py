@@ -14,6 +14,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
 from .._validation import (
     EpsilonRange,
+    NJobs,
     check_classes,
     check_delta_for_rows,
     check_handles_unknown,
@@ -476,7 +477,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         "sanitize_order": [None, Interval(Real, 1, None, closed="neither")],
         "memory": [None, str, HasMethods(["cache"])],
         "accountant": [None, BudgetAccountant],
-        "n_jobs": [None, Integral],
+        "n_jobs": [NJobs()],
         "verbose": ["verbose"],
     }
 
