@@ -35,6 +35,7 @@ import time
 import warnings
 
 import numpy as np
+from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import _safe_indexing
@@ -110,11 +111,14 @@ def _fit_candidate(candidate, X, y, X_public):
     """``(fitted candidate, seconds, warnings)``: one candidate's fit, in a worker process when ``n_jobs`` asks for
     several. Its warnings (as the caller's filters let them through) come back for the caller to re-emit: a worker
     process would print them to its own stderr, past the caller's filters, ``catch_warnings`` and logging."""
-    start = time.perf_counter()
+    start, error = time.perf_counter(), None
     with warnings.catch_warnings(record=True) as caught:
-        candidate.fit(X, y, X_public=X_public)
+        try:
+            candidate.fit(X, y, X_public=X_public)
+        except Exception as failure:  # noqa: BLE001 - the caller raises it, in the candidates' order
+            error = failure
     said = [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
-    return candidate, time.perf_counter() - start, said
+    return candidate, time.perf_counter() - start, said, error
 
 
 def _name(prefix, params):
@@ -406,21 +410,12 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
             for candidate in seeded
         )
         scores = np.zeros(len(planned))
-        for index, (candidate, seconds, said) in enumerate(fits):
-            for category, message, filename, lineno in said:
-                warnings.warn_explicit(message, category, filename, lineno)
-            candidate_name = planned[index][0]
-            planned[index] = (candidate_name, candidate)  # fitted (in a worker, a copy)
-            if test.size:  # the held-out private rows: errors and warnings quote none of them
-                predicted = on_private_rows(
-                    type(self).__name__, f"candidate {candidate_name!r}'s predict on the held-out rows",
-                    candidate.predict, X_test,
-                )  # fmt: skip
-                scores[index] = np.sum(predicted == y_test)
-            self._say(
-                f"candidate {index + 1}/{len(planned)} {candidate_name!r} (epsilon {candidate.epsilon:.3g}) fitted "
-                f"in {seconds:.1f} s"
-            )
+        try:
+            self._score(fits, planned, X_test, y_test, scores)
+        finally:  # after a failure, the workers' other candidates finish rather than being cancelled mid-fit
+            if effective_n_jobs(self.n_jobs) > 1:
+                for _ in fits:
+                    pass
         mu = float(np.sqrt(total.mu_squared))
         self.selection_epsilon_ = float(gdp_pure_epsilon(mu))
         sensitivity = held_out_score_sensitivity(neighboring)
@@ -433,6 +428,27 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         self.selected_ = {"name": chosen_name, "params": best.get_params(deep=False)}
         self.candidate_epsilons_ = {candidate_name: float(c.epsilon) for candidate_name, c in planned}
         self.mu_ = mu
+
+    def _score(self, fits, planned, X_test, y_test, scores):
+        """Take the fitted candidates in order (into ``planned``), re-emit their warnings, raise the first failure,
+        and score each on the held-out rows (into ``scores``)."""
+        for index, (candidate, seconds, said, error) in enumerate(fits):
+            for category, message, filename, lineno in said:
+                warnings.warn_explicit(message, category, filename, lineno)
+            if error is not None:
+                raise error
+            candidate_name = planned[index][0]
+            planned[index] = (candidate_name, candidate)  # fitted (in a worker, a copy)
+            if len(y_test):  # the held-out private rows: errors and warnings quote none of them
+                predicted = on_private_rows(
+                    type(self).__name__, f"candidate {candidate_name!r}'s predict on the held-out rows",
+                    candidate.predict, X_test,
+                )  # fmt: skip
+                scores[index] = np.sum(predicted == y_test)
+            self._say(
+                f"candidate {index + 1}/{len(planned)} {candidate_name!r} (epsilon {candidate.epsilon:.3g}) fitted "
+                f"in {seconds:.1f} s"
+            )
 
     # ------------------------------------------------------------ predict
 

@@ -1,5 +1,6 @@
 """PrivateModelSelection: the budget of the candidates and the choice, and what is (not) published."""
 
+import time
 import warnings
 
 import numpy as np
@@ -303,3 +304,38 @@ def test_n_jobs_that_means_nothing_is_refused_before_the_budget(binary_split, n_
     with pytest.raises(ValueError, match="n_jobs.* None .*-1 .*positive number of processes"):
         _search(n_jobs=n_jobs, accountant=accountant).fit(X, y, X_public=X_public)
     assert accountant.spent_epsilon == 0.0
+
+
+def _fails_slowly_on_the_planted_value(X):
+    X = np.asarray(X, dtype=float)
+    if np.any(X == _PLANTED):
+        time.sleep(0.5)
+        raise ValueError("the first candidate's preprocessor fails")
+    return X
+
+
+def _fails_at_once_on_the_planted_value(X):
+    X = np.asarray(X, dtype=float)
+    if np.any(X == _PLANTED):
+        raise ValueError("the second candidate's preprocessor fails")
+    return X
+
+
+def test_a_failure_among_parallel_candidates_is_the_one_candidates_in_turn_raise(binary_split):
+    """The first failing candidate in the list, not the first to fail in time; the others finish, none cancelled."""
+    X, y, X_public, _ = binary_split
+    X = X.copy()
+    X[:40, 2] = _PLANTED  # private rows only: the public rows pass
+    failing = [
+        ("slow", NoisyGDClassifier(preprocessor=FunctionTransformer(_fails_slowly_on_the_planted_value))),
+        (
+            "quick",
+            CellCountClassifier(n_cells=10, preprocessor=FunctionTransformer(_fails_at_once_on_the_planted_value)),
+        ),
+    ]
+    raised = {}
+    for n_jobs in (None, 2):
+        with pytest.raises(ValueError) as caught:
+            PrivateModelSelection(failing, classes=[0, 1], random_state=0, n_jobs=n_jobs).fit(X, y, X_public=X_public)
+        raised[n_jobs] = str(caught.value)
+    assert raised[None] == raised[2] and "NoisyGDClassifier" in raised[2] and "12345" not in raised[2]
