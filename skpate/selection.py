@@ -409,9 +409,8 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
             delayed(in_caller_noise_scope(_fit_candidate))(candidate, X_train, y_train, X_public)
             for candidate in seeded
         )
-        scores = np.zeros(len(planned))
         try:
-            self._score(fits, planned, X_test, y_test, scores)
+            planned, scores = self._scored(fits, [name for name, _ in planned], X_test, y_test)
         finally:  # after a failure, the workers' other candidates finish rather than being cancelled mid-fit
             if effective_n_jobs(self.n_jobs) > 1:
                 for _ in fits:
@@ -429,16 +428,16 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         self.candidate_epsilons_ = {candidate_name: float(c.epsilon) for candidate_name, c in planned}
         self.mu_ = mu
 
-    def _score(self, fits, planned, X_test, y_test, scores):
-        """Take the fitted candidates in order (into ``planned``), re-emit their warnings, raise the first failure,
-        and score each on the held-out rows (into ``scores``)."""
-        for index, (candidate, seconds, said, error) in enumerate(fits):
+    def _scored(self, fits, names, X_test, y_test):
+        """``(fitted, scores)``: the fitted candidates, named and in order (from a worker, copies), and each one's
+        number of correct predictions on the held-out rows. Their warnings are re-emitted, the first failure raised."""
+        fitted, scores = [], np.zeros(len(names))
+        for index, (candidate_name, (candidate, seconds, said, error)) in enumerate(zip(names, fits)):
             for category, message, filename, lineno in said:
                 warnings.warn_explicit(message, category, filename, lineno)
             if error is not None:
                 raise error
-            candidate_name = planned[index][0]
-            planned[index] = (candidate_name, candidate)  # fitted (in a worker, a copy)
+            fitted.append((candidate_name, candidate))
             if len(y_test):  # the held-out private rows: errors and warnings quote none of them
                 predicted = on_private_rows(
                     type(self).__name__, f"candidate {candidate_name!r}'s predict on the held-out rows",
@@ -446,9 +445,10 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
                 )  # fmt: skip
                 scores[index] = np.sum(predicted == y_test)
             self._say(
-                f"candidate {index + 1}/{len(planned)} {candidate_name!r} (epsilon {candidate.epsilon:.3g}) fitted "
+                f"candidate {index + 1}/{len(names)} {candidate_name!r} (epsilon {candidate.epsilon:.3g}) fitted "
                 f"in {seconds:.1f} s"
             )
+        return fitted, scores
 
     # ------------------------------------------------------------ predict
 
