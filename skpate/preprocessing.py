@@ -13,6 +13,7 @@ make the fit fail or succeed on a property of one private row.
 """
 
 import datetime
+import math
 import numbers
 import warnings
 
@@ -251,9 +252,24 @@ def _numbers_as_strings(X, columns, max_categories):
 
 
 def _as_strings(X):
-    """Categorical columns as strings, missing values as :data:`MISSING` (a category of its own)."""
+    """Categorical columns as category names (:func:`_category_name`), missing values as :data:`MISSING` (a
+    category of its own)."""
     frame = pd.DataFrame(X).astype(object)
-    return frame.where(frame.notna(), MISSING).astype(str).to_numpy(dtype=object)
+    values = frame.where(frame.notna(), MISSING).to_numpy(dtype=object)
+    return np.frompyfunc(_category_name, 1, 1)(values).astype(object).reshape(values.shape)
+
+
+def _category_name(value):
+    """A category's name: its string, and for a number that is an integer, that integer's digits (``"3"`` for 3,
+    3.0 and ``np.int8(3)``). One missing value turns a column of integers into floats; read as ``"3.0"`` against
+    the public rows' ``"3"``, every private row of the column would fall outside the public categories."""
+    if type(value) is str:
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return str(int(value))
+    if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
 
 
 class PublicPreprocessor(TransformerMixin, BaseEstimator):
@@ -381,7 +397,7 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
             if any(c in schema for c in categorical):
                 strings = _as_strings(_frame(X, categorical))
                 categories = [
-                    [str(v) for v in schema[c]] + [MISSING] if c in schema else sorted(set(strings[:, i]))
+                    [_category_name(v) for v in schema[c]] + [MISSING] if c in schema else sorted(set(strings[:, i]))
                     for i, c in enumerate(categorical)
                 ]
             if self.encoding == "onehot":

@@ -341,6 +341,43 @@ def test_a_date_column_keeps_its_kind_and_its_private_values_whatever_their_pyth
     assert months.numeric_columns_ == ["month"] and days.numeric_columns_ == ["day"]
 
 
+@pytest.mark.parametrize("encoding", ["onehot", "ordinal"])
+def test_one_missing_private_value_leaves_the_other_rows_categories_alone(mixed_split, encoding):
+    """A column of integer categories that one missing value turns into floats keeps its categories: read as "3.0"
+    against the public rows' "3", every private row of the column would fall outside them, so one row would move
+    every other row's cell."""
+    X, _, X_public = mixed_split
+    codes = pd.DataFrame({"code": np.arange(len(X)) % 5, "city": X["city"]})
+    public = pd.DataFrame({"code": pd.Categorical(np.arange(len(X_public)) % 5), "city": X_public["city"]})
+    fitted = PublicPreprocessor(encoding=encoding).fit(public)
+    neighbour = codes.copy()
+    neighbour.loc[0, "code"] = np.nan  # int64 -> float64
+    assert neighbour["code"].dtype == np.float64
+    np.testing.assert_array_equal(fitted.transform(neighbour)[1:], fitted.transform(codes)[1:])
+    known = fitted.transform(codes)[:, 0] >= 0 if encoding == "ordinal" else fitted.transform(codes)[:, :5].sum(1) == 1
+    assert known.all()
+    # The same across dtypes: public float or string categories, private integers (or the reverse).
+    for public_codes, private_codes in [
+        (np.arange(len(X_public)) % 5 * 1.0, codes["code"]),
+        ((np.arange(len(X_public)) % 5).astype(str), codes["code"] * 1.0),
+        (pd.Categorical(np.arange(len(X_public)) % 5), codes["code"].astype(object)),
+    ]:
+        schema = {"code": [0, 1, 2, 3, 4]}
+        for fitted_on in (public.assign(code=public_codes), public.assign(code=pd.Series(public_codes, dtype=object))):
+            for given in (None, schema) if not pd.api.types.is_numeric_dtype(fitted_on["code"]) else (None,):
+                encoder = PublicPreprocessor(encoding=encoding, schema=given).fit(fitted_on)
+                if "code" in encoder.categorical_columns_:
+                    encoded = encoder.transform(codes.assign(code=private_codes))
+                    names = encoder.get_feature_names_out()
+                    if encoding == "ordinal":
+                        assert set(encoded[:, list(names).index("categorical__code")]) == {0, 1, 2, 3, 4}
+                    else:  # each row in one of the five public categories
+                        block = [
+                            i for i, name in enumerate(names) if name in {f"categorical__code_{k}" for k in range(5)}
+                        ]
+                        assert len(block) == 5 and (encoded[:, block].sum(axis=1) == 1).all()
+
+
 def test_a_schema_bounds_a_date_with_dates():
     public = _times(300, 0)
     bounded = PublicPreprocessor(schema={"when": ("2020-06-01", pd.Timestamp("2021-01-01"))}).fit(public)
