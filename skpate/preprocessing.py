@@ -251,6 +251,23 @@ def _numbers_as_strings(X, columns, max_categories):
     return flagged
 
 
+def _is_ordered(values):
+    return isinstance(values.dtype, pd.CategoricalDtype) and values.dtype.ordered
+
+
+def _public_categories(values, schema_categories=None):
+    """A categorical column's categories: those of the schema (and missing), else the public rows' names, sorted, or
+    for an ordered pandas categorical in its dtype's order (low, medium, high). A dtype category the public rows do
+    not show stays out: the dtype may have been made from the private rows too."""
+    if schema_categories is not None:
+        return [_category_name(v) for v in schema_categories] + [MISSING]
+    names = sorted(set(_as_strings(values.to_frame())[:, 0]))
+    if _is_ordered(values):
+        rank = {_category_name(c): i for i, c in enumerate(values.dtype.categories)}
+        names.sort(key=lambda name: rank.get(name, len(rank)))  # missing last
+    return names
+
+
 def _as_strings(X):
     """Categorical columns as category names (:func:`_category_name`), missing values as :data:`MISSING` (a
     category of its own)."""
@@ -393,13 +410,9 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
                 numeric,
             ))  # fmt: skip
         if categorical:
-            categories = "auto"
-            if any(c in schema for c in categorical):
-                strings = _as_strings(_frame(X, categorical))
-                categories = [
-                    [_category_name(v) for v in schema[c]] + [MISSING] if c in schema else sorted(set(strings[:, i]))
-                    for i, c in enumerate(categorical)
-                ]
+            categories = "auto"  # the public rows' categories, sorted
+            if any(c in schema or _is_ordered(_frame(X, [c]).iloc[:, 0]) for c in categorical):
+                categories = [_public_categories(_frame(X, [c]).iloc[:, 0], schema.get(c)) for c in categorical]
             if self.encoding == "onehot":
                 encoder = OneHotEncoder(
                     categories=categories, handle_unknown="infrequent_if_exist", max_categories=self.max_categories,
@@ -413,14 +426,27 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
             parts.append(("categorical", make_pipeline(_StringCategories(), encoder), categorical))
         if not parts:
             raise ValueError("PublicPreprocessor found no columns in X.")
+        if isinstance(X, pd.DataFrame):  # by position: ColumnTransformer reads integer column names as positions
+            parts = [(name, step, [X.columns.get_loc(c) for c in columns]) for name, step, columns in parts]
         # Its steps pass arrays to each other whatever the global set_config(transform_output=...) says; the output
         # of this preprocessor follows it (and its own set_output).
         self.transformer_ = ColumnTransformer(parts, sparse_threshold=0.0).set_output(transform="default").fit(X)
+        self._columns = list(X.columns) if isinstance(X, pd.DataFrame) else None
         return self
 
     def _check_rows(self, X, reset):
         """A DataFrame as is (its dtypes tell the column kinds), anything else as a dense 2-d array."""
         if isinstance(X, pd.DataFrame):
+            if reset and not X.columns.is_unique:
+                raise ValueError(
+                    "PublicPreprocessor selects columns by name, and X has columns with the same name: rename them."
+                )
+            fitted = getattr(self, "_columns", None)
+            if not reset and fitted is not None and list(X.columns) != fitted:  # scikit-learn checks string names only
+                raise ValueError(  # the fitted names come from the public rows: naming them is free
+                    f"PublicPreprocessor was fitted on the columns {fitted!r}, in that order; X has other columns or "
+                    "another order. Pass X[columns] with those columns."
+                )
             validate_data(self, X, reset=reset, skip_check_array=True)
             if len(X) == 0:
                 raise ValueError("Found array with 0 sample(s) (shape=(0, ...)) while a minimum of 1 is required.")

@@ -378,6 +378,33 @@ def test_one_missing_private_value_leaves_the_other_rows_categories_alone(mixed_
                         assert len(block) == 5 and (encoded[:, block].sum(axis=1) == 1).all()
 
 
+@pytest.mark.parametrize("names", [[2, 0, 1], [10, 20, 30], ["age", "income", "city"]], ids=str)
+def test_columns_are_read_by_name_whatever_the_names(mixed_split, names):
+    """Integer column names are names, not positions (scikit-learn's ColumnTransformer reads them as positions), and a
+    frame with other columns or another order is refused at transform with the fitted names."""
+    X, _, X_public = mixed_split
+    reference = PublicPreprocessor().fit(X_public)
+    renamed = PublicPreprocessor().fit(X_public.set_axis(names, axis=1))
+    assert renamed.numeric_columns_ == names[:2] and renamed.categorical_columns_ == names[2:]
+    np.testing.assert_array_equal(renamed.transform(X.set_axis(names, axis=1)), reference.transform(X))
+    for other in (X.set_axis(names, axis=1)[names[::-1]], X.set_axis([7, 8, 9], axis=1)):
+        with pytest.raises(ValueError, match="PublicPreprocessor was fitted on the columns|feature names"):
+            renamed.transform(other)
+    with pytest.raises(ValueError, match="columns with the same name: rename them"):
+        PublicPreprocessor().fit(X_public.set_axis(["a", "a", "c"], axis=1))
+
+
+def test_an_ordered_categorical_keeps_its_order_and_only_its_public_categories(mixed_split):
+    X, _, X_public = mixed_split
+    levels = pd.CategoricalDtype(["low", "medium", "high", "secret"], ordered=True)  # "secret": no public row
+    public = pd.DataFrame({"level": pd.Series(np.array(["low", "medium", "high"])[np.arange(len(X_public)) % 3])})
+    private = pd.DataFrame({"level": ["high", "low", "secret", "medium"]})
+    encoder = PublicPreprocessor(encoding="ordinal").fit(public.astype(levels))
+    np.testing.assert_array_equal(encoder.transform(private.astype(levels))[:, 0], [2, 0, -1, 1])
+    unordered = PublicPreprocessor(encoding="ordinal").fit(public)  # strings: sorted
+    np.testing.assert_array_equal(unordered.transform(private)[:, 0], [0, 1, -1, 2])
+
+
 def test_a_schema_bounds_a_date_with_dates():
     public = _times(300, 0)
     bounded = PublicPreprocessor(schema={"when": ("2020-06-01", pd.Timestamp("2021-01-01"))}).fit(public)
