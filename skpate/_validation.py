@@ -338,11 +338,14 @@ def split_private_public(X, y, X_public, classes, name):
             "and mark public rows with -1 (or pass X_public)."
         )
     X = check_rows(X)
-    if np.asarray(y).dtype.kind not in "fc" and np.any(pd.isna(np.asarray(y, dtype=object))):  # None or NA: see below
+    labels = np.asarray(y)
+    if (labels.dtype.kind in "fc" and not np.isfinite(labels).all()) or (
+        labels.dtype.kind not in "fc" and np.any(pd.isna(np.asarray(y, dtype=object)))
+    ):  # scikit-learn's own check raises "boolean value of NA is ambiguous" on None or NA, and names no fix for NaN
         raise ValueError(
-            "Input y contains missing labels (None, NaN or NA); give every private row one of the classes, and mark "
-            "public rows -1 or pass them as X_public."
-        )  # scikit-learn's own check raises "boolean value of NA is ambiguous" on them
+            "Input y contains missing or infinite labels (None, NaN, NA or inf); give every private row one of the "
+            "classes, and mark public rows -1 or pass them as X_public."
+        )
     y = values_not_quoted(lambda: check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype=None, input_name="y"))
     if _num_samples(X) != y.shape[0]:
         raise ValueError(f"X and y have inconsistent numbers of samples: {_num_samples(X)} and {y.shape[0]}.")

@@ -319,10 +319,11 @@ def test_missing_labels_get_an_error_that_names_y_and_the_fix(name, rows):
     X, y, X_public, _, _ = rows
     for labels in (pd.Series(np.where(y == 1, "b", "a"), dtype="string"), np.where(y == 1, "b", "a").astype(object)):
         labels[3] = pd.NA if isinstance(labels, pd.Series) else None
-        with pytest.raises(ValueError, match="Input y contains missing labels .* mark public rows -1"):
+        with pytest.raises(ValueError, match="Input y contains missing or infinite labels .* mark public rows -1"):
             make(name, classes=["a", "b"]).fit(X, labels, X_public=X_public)
-    with pytest.raises(ValueError, match="Input y contains NaN"):  # scikit-learn's words for a float NaN
-        make(name).fit(X, np.r_[np.nan, y[1:]], X_public=X_public)
+    for bad in (np.nan, np.inf):  # float labels: scikit-learn's check would say "Input y contains NaN", no fix
+        with pytest.raises(ValueError, match="Input y contains missing or infinite labels .* one of the classes"):
+            make(name).fit(X, np.r_[bad, y[1:]], X_public=X_public)
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
