@@ -184,6 +184,22 @@ class PublishedModelMixin:
     def classes_(self):
         return np.asarray(self.classes)
 
+    @property
+    def n_features_in_(self):
+        return self._seen_by_first_step("n_features_in_")
+
+    @property
+    def feature_names_in_(self):
+        return self._seen_by_first_step("feature_names_in_")
+
+    def _seen_by_first_step(self, name):
+        """What the step that reads the model's rows first (its public preprocessor, or a PATE student) recorded of
+        them (scikit-learn's fitted attributes of the input); absent if it recorded nothing (``hasattr`` False)."""
+        first = getattr(self, "preprocessor", None) or getattr(self, "student", None)
+        if first is None or not hasattr(first, name):
+            raise AttributeError(f"{type(self).__name__} has no {name}: no step of it recorded its input's columns.")
+        return getattr(first, name)
+
     def __sklearn_is_fitted__(self):
         return True
 

@@ -110,6 +110,11 @@ def test_export_model_is_an_independent_copy_that_predicts_the_same(fitted, rows
         copied = clone(model)  # fitted as built: its clone still predicts, with the same public preprocessing
         assert copied is not model
         np.testing.assert_array_equal(copied.predict_proba(X_eval), model.predict_proba(X_eval))
+        # What its first step recorded of the input, as a fitted scikit-learn estimator has it.
+        recorded = getattr(model, "preprocessor", None) or getattr(model, "student", None)
+        assert hasattr(model, "n_features_in_") is hasattr(recorded, "n_features_in_")
+    if hasattr(model, "n_features_in_"):
+        assert model.n_features_in_ == estimator.n_features_in_
     assert copy.deepcopy(model) is not model
 
 
