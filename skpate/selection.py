@@ -402,19 +402,18 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
             })
             for _, candidate in planned
         ]  # fmt: skip
-        # Processes, whatever joblib backend is configured: threads share the warnings machinery with which
-        # on_private_rows keeps private values out of messages (catch_warnings is process-wide), so one thread's
-        # raw warning could pass while another's capture ends.
-        fits = Parallel(n_jobs=self.n_jobs, backend="loky", return_as="generator")(
-            delayed(in_caller_noise_scope(_fit_candidate))(candidate, X_train, y_train, X_public)
-            for candidate in seeded
-        )
-        try:
-            planned, scores = self._scored(fits, [name for name, _ in planned], X_test, y_test)
-        finally:  # after a failure, the workers' other candidates finish rather than being cancelled mid-fit
-            if effective_n_jobs(self.n_jobs) > 1:
-                for _ in fits:
-                    pass
+        if effective_n_jobs(self.n_jobs) == 1:  # in turn, here: a failure stops the candidates after it
+            fits = (_fit_candidate(candidate, X_train, y_train, X_public) for candidate in seeded)
+        else:
+            # Processes, whatever joblib backend is configured: threads share the warnings machinery with which
+            # on_private_rows keeps private values out of messages (catch_warnings is process-wide), so one
+            # thread's raw warning could pass while another's capture ends. Every candidate runs to its end (a
+            # failure is returned, not raised), so none is cancelled mid-fit.
+            fits = Parallel(n_jobs=self.n_jobs, backend="loky")(
+                delayed(in_caller_noise_scope(_fit_candidate))(candidate, X_train, y_train, X_public)
+                for candidate in seeded
+            )
+        planned, scores = self._scored(fits, [name for name, _ in planned], X_test, y_test)
         mu = float(np.sqrt(total.mu_squared))
         self.selection_epsilon_ = float(gdp_pure_epsilon(mu))
         sensitivity = held_out_score_sensitivity(neighboring)
