@@ -165,13 +165,13 @@ _KINDS_BY_VALUE = {
 }
 
 
-def _bounds(bounds, values, column):
-    """A numeric column's ``(low, high)`` from the schema, in the column's numbers (seconds for dates, durations).
+def _bounds(bounds, kind, column):
+    """A numeric column's ``(low, high)`` from the schema, in the numbers of its ``kind`` (seconds for dates and
+    durations).
 
     Two values with ``low < high``, finite, of the column's kind: a number for a date would be read as the dtype's
     ticks, a reversed or missing bound would map every row to one value.
     """
-    kind = _number_kind(values, by_value=False)
     fix = "two pd.Timestamp" if kind == "date" else "two pd.Timedelta" if kind == "duration" else "two numbers"
     pair = None
     if not isinstance(bounds, (str, bytes, dict)) and np.ndim(bounds) == 1 and len(bounds) == 2:
@@ -398,7 +398,7 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
             )
         parts = []
         if numeric:
-            bounds = {i: _bounds(schema[c], _frame(X, [c]).iloc[:, 0], c) for i, c in enumerate(numeric) if c in schema}
+            bounds = {i: _bounds(schema[c], kinds[i], c) for i, c in enumerate(numeric) if c in schema}
             missing = _frame(X, numeric).isna().to_numpy().any()
             parts.append((
                 "numeric",
