@@ -248,7 +248,7 @@ def check_positive_int(name, value, what="", minimum=1):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
         raise ValueError(f"{name} must be {kind}{what}, got {value!r}.")
-    return value
+    return int(value)  # a Python int: numpy's small integers wrap around in the arithmetic of a cost
 
 
 def check_rows(X):
@@ -694,6 +694,19 @@ class EpsilonRange(Interval):
             f"a float in (0, {MAX_EPSILON:g}] (beyond it calibrated noise falls below floating-point rounding and no "
             "finite epsilon holds; for a non-private reference, fit the same model without skpate)"
         )
+
+
+class Count(Interval):
+    """A count parameter: an integer in ``[low, high]`` (``high`` None: unbounded), not a boolean (``True`` is not a
+    count of 1). Read it with ``int()``: a numpy integer such as ``np.uint8(250)`` satisfies it, and in numpy's
+    arithmetic it wraps around (250 rounds plus 10 trees are 4 in ``uint8``, and ``-np.uint8(3)`` is 253), so a
+    cost computed in its type could calibrate the noise for fewer releases than the fit makes."""
+
+    def __init__(self, low, high=None):
+        super().__init__(numbers.Integral, low, high, closed="left" if high is None else "both")
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
 
 
 class NJobs(Interval):

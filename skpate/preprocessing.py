@@ -24,8 +24,10 @@ from sklearn.compose import ColumnTransformer
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._validation import Count
 
 __all__ = ["PublicPreprocessor", "QuantileClipScaler"]
 
@@ -349,7 +351,7 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "schema": [dict, None],
         "quantile_range": [tuple],
-        "max_categories": [Interval(numbers.Integral, 2, None, closed="left")],
+        "max_categories": [Count(2)],
         "encoding": [StrOptions({"onehot", "ordinal"})],
     }
 

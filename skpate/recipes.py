@@ -9,7 +9,7 @@ and a ``GridSearchCV`` over ``epsilon`` run the settings each budget calls for.
 in ``docs/benchmarks/adult.md``.
 """
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,7 +20,7 @@ from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import EpsilonRange, NJobs
+from ._validation import Count, EpsilonRange, NJobs
 from .base import PrivateClassifierMixin
 from .pate import GaussianHistogram, GNMax, PATEClassifier
 from .pate.students import VoteRegressionClassifier
@@ -166,11 +166,11 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "classes": [None, "array-like"],
         "accountant": [None, BudgetAccountant],
-        "n_teachers": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "max_answers": [None, Interval(Integral, 1, None, closed="left")],
+        "n_teachers": [Count(1), StrOptions({"auto"})],
+        "max_answers": [None, Count(1)],
         "vote_regression": ["boolean", StrOptions({"auto"})],
-        "n_rounds": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "max_queries": [None, Interval(Integral, 1, None, closed="left")],
+        "n_rounds": [Count(1), StrOptions({"auto"})],
+        "max_queries": [None, Count(1)],
         "warm_start": ["boolean"],
         "memory": "no_validation",
         "random_state": ["random_state"],

@@ -28,6 +28,7 @@ from skpate import (
     PrivacyReport,
     RDPAccountant,
 )
+from skpate._validation import Count
 from skpate.base import PrivateClassifierMixin, PublishedModelMixin
 from skpate.privacy import Cost
 
@@ -336,3 +337,29 @@ def test_a_boolean_epsilon_is_refused(name, rows):
     X, y, X_public, _, _ = rows
     with pytest.raises(InvalidParameterError, match="'epsilon' parameter .* Got True instead"):
         make(name, epsilon=True).fit(X, y, X_public=X_public)
+
+
+def _counts(estimator):
+    """The parameters of ``estimator`` constrained to counts, with their values where these are integers."""
+    constraints = getattr(estimator, "_parameter_constraints", {})
+    params = estimator.get_params(deep=False)
+    return {
+        name: params[name]
+        for name, options in constraints.items()
+        if any(isinstance(option, Count) for option in options) and isinstance(params[name], int)
+    }
+
+
+def test_counts_given_as_numpy_integers_fit_as_python_integers_and_booleans_are_refused(fitted, rows):
+    """numpy's small integers wrap around in arithmetic (250 + 10 is 4 in uint8) and take square roots in float16: a
+    count read in its own type could calibrate the noise for fewer releases than the fit makes."""
+    name, reference = fitted
+    X, y, X_public, X_eval, _ = rows
+    counts = _counts(make(name))
+    for param, value in counts.items():
+        narrow = np.uint8(value) if value < 256 else np.int16(value)
+        model = make(name).set_params(**{param: narrow}).fit(X, y, X_public=X_public)
+        assert model.privacy_spent_ == reference.privacy_spent_
+        assert np.array_equal(model.predict_proba(X_eval), reference.predict_proba(X_eval)), param
+        with pytest.raises(InvalidParameterError, match=f"'{param}' parameter .* Got True instead"):
+            make(name).set_params(**{param: True}).fit(X, y, X_public=X_public)

@@ -103,8 +103,8 @@ def teachers_for_budget(epsilon, delta, n_classes, n_answers=AUTO_ANSWERS):
     (262, 493)
     """
     epsilon = check_positive("epsilon", epsilon)
-    check_positive_int("n_classes", n_classes, " (the size of the label set)", minimum=2)
-    check_positive_int("n_answers", n_answers)
+    n_classes = check_positive_int("n_classes", n_classes, " (the size of the label set)", minimum=2)
+    n_answers = check_positive_int("n_answers", n_answers)
     return int(np.ceil(ensemble_noise_divisor(n_classes) * np.sqrt(2 * n_answers) / gdp_mu(epsilon, delta)))
 
 
@@ -494,8 +494,8 @@ class GNMax(_FromBudget, _Aggregator):
         >>> round(GNMax.for_ensemble(epsilon=4.0, delta=1e-5, n_teachers=250, n_classes=2).sigma, 1)
         68.4
         """
-        check_positive_int("n_teachers", n_teachers)
-        check_positive_int("n_classes", n_classes, " (the size of the label set)", minimum=2)
+        n_teachers = check_positive_int("n_teachers", n_teachers)
+        n_classes = check_positive_int("n_classes", n_classes, " (the size of the label set)", minimum=2)
         max_answers = MAX_BUDGET_ANSWERS if max_answers is None else check_positive_int("max_answers", max_answers)
         relative = cls._ensemble_noise * n_teachers / ensemble_noise_divisor(n_classes)
         return cls(sigma=float(min(relative, cls.for_budget(epsilon, delta, max_answers, sanitize_order).sigma)))

@@ -13,6 +13,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d, validate_data
 
 from .._validation import (
+    Count,
     EpsilonRange,
     NJobs,
     check_classes,
@@ -462,15 +463,15 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"])],
-        "n_teachers": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "n_teachers": [Count(1), StrOptions({"auto"})],
         "aggregator": [None, HasMethods(["aggregate", "privacy_cost"]), StrOptions(set(agg.AGGREGATORS))],
         "student": [None, HasMethods(["fit", "predict"])],
-        "max_queries": [None, Interval(Integral, 1, None, closed="left")],
+        "max_queries": [None, Count(1)],
         "epsilon": [None, EpsilonRange()],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "classes": [None, "array-like"],
         "query_strategy": [StrOptions({"auto", "random", "uncertainty"})],
-        "n_rounds": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "n_rounds": [Count(1), StrOptions({"auto"})],
         "semi_supervised": ["boolean", StrOptions({"auto"})],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
@@ -652,7 +653,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         n_teachers : int
         """
         if self.n_teachers != "auto":
-            return self.n_teachers
+            return int(self.n_teachers)  # a Python int (see Count)
         if self.epsilon is None or self.aggregator is not None or self.max_queries is not None or n_classes is None:
             return AUTO_MIN_TEACHERS  # the rule sizes the ensemble for the budget noise, which is relative to it
         return max(AUTO_MIN_TEACHERS, agg.teachers_for_budget(self.epsilon, self.delta, n_classes))
@@ -679,7 +680,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         strategy = self.query_strategy
         if strategy == "auto":  # a budget-first fit also chooses which rows its budget buys answers for
             strategy = "uncertainty" if self.epsilon is not None and _knows_how_sure(student) else "random"
-        n_rounds = self.n_rounds if self.n_rounds != "auto" else AUTO_ROUNDS if strategy == "uncertainty" else 1
+        n_rounds = int(self.n_rounds) if self.n_rounds != "auto" else AUTO_ROUNDS if strategy == "uncertainty" else 1
         if n_rounds > 1 and strategy == "uncertainty" and not _knows_how_sure(student):
             raise ValueError(
                 "query_strategy='uncertainty' rounds need a student with predict_proba or decision_function; "
@@ -885,7 +886,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
 
     def _n_possible(self, n_public):
         """Most queries a fit can submit: ``max_queries``, or every public row."""
-        return n_public if self.max_queries is None else min(self.max_queries, n_public)
+        return n_public if self.max_queries is None else min(int(self.max_queries), n_public)
 
     def _release_order(self, aggregator):
         return self.sanitize_order if aggregator._sanitizable else None

@@ -5,7 +5,7 @@ teacher that also fits them (pseudo-labeled by itself) adapts to the rows it
 will vote on; a student that does learns from the rows no teacher answered.
 """
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
@@ -22,7 +22,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .._validation import check_rows, unlabeled_mask
+from .._validation import Count, check_rows, unlabeled_mask
 
 __all__ = ["PseudoLabelClassifier"]
 
@@ -102,7 +102,7 @@ class PseudoLabelClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"])],
         "unlabeled_weight": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "max_iter": [Count(0)],
     }
     #: ``PATEClassifier`` gives this estimator the public rows too, labeled -1 (teacher or student).
     _skpate_semi_supervised = True

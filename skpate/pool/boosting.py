@@ -36,6 +36,7 @@ from sklearn.utils import check_array
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples
 
+from .._validation import Count
 from ..base import PublishedModelMixin
 from ..preprocessing import PublicPreprocessor
 from ..privacy.calibration import binned_sum_sigma
@@ -81,6 +82,10 @@ ROUND_FEATURES_CAP = 20
 #: prior of 1e-6 leaves every step at 0, one of 1e6 shrinks nothing), and within them the steps and their evidence
 #: stay finite (the noise's variance of a clip of 1e-300 underflows to 0).
 MIN_CLIP, MIN_PRIOR_STD, MAX_PRIOR_STD, MAX_LEARNING_RATE = 1e-6, 1e-6, 1e6, 1e3
+
+#: The most rounds of each kind: past it each release's noise is over 100 times one round's, and the fit's memory
+#: (a feature per round, a tree per round) is bounded before the budget is charged.
+MAX_ROUNDS = 10_000
 
 
 def clipped_bin_sums(bins, codes, proba, clip, n_bins):
@@ -287,11 +292,11 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         ``handle_unknown="error"`` is refused before the fit, and a failure on
         the private rows (a missing value with ``"passthrough"``, say) is a
         ``ValueError`` that quotes none.
-    n_rounds : int >= 1 or "auto", default="auto"
+    n_rounds : int in [1, 10000] or "auto", default="auto"
         Rounds over one feature's bins. ``"auto"``: 3 cycles over the ``d``
         features that have at least two bins; past 20 such features,
         ``max(d, 60)`` rounds (every feature gets at least one).
-    n_trees : int >= 0 or "auto", default="auto"
+    n_trees : int in [0, 10000] or "auto", default="auto"
         Rounds over a random public tree's leaves, after the feature rounds;
         0 fits an additive model. ``"auto"``: one per feature that has at
         least two bins, three when the budget's Gaussian-DP ``mu`` is at
@@ -300,7 +305,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         add none. The noise of every round grows as
         ``sqrt(n_rounds + n_trees)``, so on wide tables the rounds stop
         growing with the features.
-    max_depth : int >= 1, default=6
+    max_depth : int in [1, 32], default=6
         Depth of the random trees (their leaves also hold ``min_bin_rows``).
     min_bin_rows : float > 0 or "auto", default="auto"
         Private rows a bin or leaf should hold, at least, estimated from the
@@ -378,9 +383,9 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
     _parameter_constraints = {
         **BasePoolClassifier._parameter_constraints,
         "preprocessor": [StrOptions({"auto", "passthrough"}), HasMethods(["fit", "transform"])],
-        "n_rounds": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "n_trees": [Interval(numbers.Integral, 0, None, closed="left"), StrOptions({"auto"})],
-        "max_depth": [Interval(numbers.Integral, 1, 32, closed="both")],
+        "n_rounds": [Count(1, MAX_ROUNDS), StrOptions({"auto"})],
+        "n_trees": [Count(0, MAX_ROUNDS), StrOptions({"auto"})],
+        "max_depth": [Count(1, 32)],
         "min_bin_rows": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
         # A softmax gradient's norm is at most sqrt(2): a larger clip clips nothing and only adds noise.
         "clip": [Interval(numbers.Real, MIN_CLIP, np.sqrt(2.0), closed="both")],
@@ -418,7 +423,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         rounds = max(n_splittable, ROUNDS_PER_FEATURE * counted) if self.n_rounds == "auto" else self.n_rounds
         per_feature = TREES_PER_FEATURE if mu < MORE_TREES_MU else MORE_TREES_PER_FEATURE
         trees = per_feature * counted if self.n_trees == "auto" else self.n_trees
-        return rounds, trees
+        return int(rounds), int(trees)  # Python ints: the noise is calibrated for their sum (see Count)
 
     def _preprocessor(self):
         return PublicPreprocessor(encoding="ordinal") if self.preprocessor == "auto" else self.preprocessor

@@ -1,13 +1,11 @@
 """Private class counts in cells of k-means partitions of the public pool (no teachers)."""
 
-import numbers
-
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
 
-from .._validation import check_generator
+from .._validation import Count, check_generator
 from ..privacy.calibration import count_sigma
 from ..privacy.gdp import gdp_mu
 from ._base import BasePoolClassifier, private_features, private_matrix
@@ -120,8 +118,8 @@ class CellCountClassifier(PredictsWithCountsMixin, BasePoolClassifier):
     _parameter_constraints = {
         **BasePoolClassifier._parameter_constraints,
         "preprocessor": [StrOptions({"passthrough"}), HasMethods(["fit", "transform"])],
-        "n_cells": [Interval(numbers.Integral, 2, None, closed="left")],
-        "n_partitions": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_cells": [Count(2)],
+        "n_partitions": [Count(1)],
         "neighboring": [StrOptions({"replace-one", "add-remove"})],
     }
 

@@ -26,6 +26,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from .._validation import Count
 from ..base import PublishedModelMixin
 from ..privacy.calibration import gradient_sigma, private_budget_split
 from ..privacy.gdp import gdp_mu
@@ -166,7 +167,7 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
     _parameter_constraints = {
         **BasePoolClassifier._parameter_constraints,
         "preprocessor": [StrOptions({"passthrough"}), HasMethods(["fit", "transform"]), None],
-        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_iter": [Count(1)],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="left")],

@@ -22,7 +22,7 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from .._validation import check_handles_unknown, fit_public_preprocessor, on_private_rows, within_float32
+from .._validation import Count, check_handles_unknown, fit_public_preprocessor, on_private_rows, within_float32
 from ..privacy import Cost
 from ..privacy.calibration import budget_cost, count_sigma, gaussian_share_epsilon
 from ._base import BasePoolClassifier, private_features, public_matrix
@@ -158,9 +158,9 @@ class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolC
         "pate": [HasMethods(["fit", "predict", "planned_cost"])],
         "preprocessor": [StrOptions({"passthrough"}), HasMethods(["fit", "transform"])],
         "refit_share": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "n_refits": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
-        "min_samples_leaf": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_refits": [Count(1)],
+        "n_estimators": [Count(1)],
+        "min_samples_leaf": [Count(1)],
     }
 
     _guarantee = "a-priori"

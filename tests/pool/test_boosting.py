@@ -444,12 +444,26 @@ def test_parameters_are_validated_before_the_fit(binary_split):
         {"max_depth": 0},
         {"min_bin_rows": -1},
         {"prior_std": 0.0},
+        {"n_rounds": 10_001},  # beyond MAX_ROUNDS: refused before the budget, not a MemoryError after it
+        {"n_trees": 10**9},
+        {"n_rounds": True},
     ):
         with pytest.raises(InvalidParameterError):
             model(**params).fit(X, y, X_public=X_public)
     frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
     boost = model().fit(frame, y, X_public=pd.DataFrame(X_public, columns=frame.columns))
     assert list(boost.feature_names_in_) == list(frame.columns)
+
+
+def test_rounds_given_as_small_numpy_integers_get_the_noise_of_every_round(binary_split, reference_gdp_mu):
+    """250 + 10 rounds are 4 in uint8 arithmetic: the noise would be calibrated for 4 releases, and 260 made."""
+    X, y, X_public, _ = binary_split
+    X, y = X[:300], y[:300]
+    boost = model(n_rounds=np.uint8(250), n_trees=np.uint8(10), clip=0.5).fit(X, y, X_public=X_public)
+    assert (boost.n_rounds_, boost.n_trees_, len(boost.model_.partitions)) == (250, 10, 260)
+    assert boost.sigma_ == pytest.approx(2 * 0.5 * np.sqrt(260) / reference_gdp_mu(1.0, 1e-5), rel=1e-6)
+    three = model(n_rounds=np.uint8(3), n_trees=0).fit(X, y, X_public=X_public)  # -np.uint8(3) is 253
+    assert len(three.round_features_) == 3
 
 
 @pytest.mark.parametrize(
