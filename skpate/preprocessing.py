@@ -34,6 +34,9 @@ __all__ = ["PublicPreprocessor", "QuantileClipScaler"]
 #: The placeholder of a missing categorical value (a category of its own).
 MISSING = "__missing__"
 
+#: The name of a categorical value that ``str()`` cannot name (its ``__str__`` raises): one category for them all.
+UNPRINTABLE = "__unprintable__"
+
 
 class QuantileClipScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Clip every column to the ``quantile_range`` of the rows it was fitted on, then map that range to [-1, 1].
@@ -141,6 +144,8 @@ def _number_kind(values, by_value=True):
     a column of numbers or dates makes it ``object``; read from the dtype alone, the public rows' encoding would
     then depend on one private row.
     """
+    if by_value and not values.notna().any():  # no public value: the dtype may come from the private rows alone
+        return "number"  # as an empty column of a CSV file reads
     if pd.api.types.is_bool_dtype(values):
         return None
     if pd.api.types.is_datetime64_any_dtype(values) or isinstance(values.dtype, pd.PeriodDtype):
@@ -211,6 +216,10 @@ def _column_numbers(column, kind="number"):
     smallest int64); a number in a date or duration column is missing, not ticks.
     """
     if kind == "number":
+        if pd.api.types.is_complex_dtype(column):
+            return pd.Series(np.nan, index=column.index)
+        if column.dtype == object:  # numpy would keep a complex value's real part, with a warning
+            column = _map_objects(lambda v: np.nan if _is_complex(v) else v, column)
         try:
             return pd.to_numeric(column, errors="coerce")
         except OverflowError:
@@ -219,16 +228,44 @@ def _column_numbers(column, kind="number"):
         column = column.dt.start_time
     if column.dtype == object or pd.api.types.is_string_dtype(column):  # values of the kind, or strings to parse
         parsed = (str, *_KINDS_BY_VALUE[kind])
-        column = column.astype(object).map(lambda v: v if isinstance(v, parsed) else np.nan)
+        column = _map_objects(lambda v: v if isinstance(v, parsed) else np.nan, column)
     if kind == "date":
         if not pd.api.types.is_datetime64_any_dtype(column):
-            column = pd.to_datetime(column, errors="coerce", utc=True, format="mixed")
+            column = _each_or_missing(pd.to_datetime, column, errors="coerce", utc=True, format="mixed")
         elif column.dt.tz is None:
             column = column.dt.tz_localize("UTC")
         return (column - _EPOCH) / pd.Timedelta(seconds=1)
     if not pd.api.types.is_timedelta64_dtype(column):
-        column = pd.to_timedelta(column, errors="coerce")
+        column = _each_or_missing(pd.to_timedelta, column, errors="coerce")
     return column / pd.Timedelta(seconds=1)
+
+
+def _map_objects(func, column):
+    """``func`` of each value, as an ``object`` column (``Series.map`` would infer a dtype, and a
+    ``np.timedelta64`` in years makes that inference raise)."""
+    return pd.Series([func(v) for v in column.tolist()], index=column.index, dtype=object)
+
+
+def _is_complex(value):
+    return isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real)
+
+
+def _each_or_missing(convert, column, **kwargs):
+    """``convert(column, **kwargs)``, or where it raises for some value (``errors="coerce"`` does not cover a
+    ``np.timedelta64`` in years, say), each value converted alone and a value that fails as missing: on a private
+    row, the error would refuse the fit for one value."""
+    try:
+        return convert(column, **kwargs)
+    except (TypeError, ValueError, OverflowError):
+        return convert(_map_objects(lambda v: _converts_or_missing(convert, v, kwargs), column), **kwargs)
+
+
+def _converts_or_missing(convert, value, kwargs):
+    try:
+        convert(pd.Series([value], dtype=object), **kwargs)
+    except (TypeError, ValueError, OverflowError):
+        return np.nan
+    return value
 
 
 def _float_or_missing(value):
@@ -288,7 +325,10 @@ def _category_name(value):
         return str(int(value))
     if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
         return str(int(value))
-    return str(value)
+    try:
+        return str(value)
+    except Exception:  # an object of the user's whose __str__ fails: on a private row, one value would refuse the fit
+        return UNPRINTABLE
 
 
 class PublicPreprocessor(TransformerMixin, BaseEstimator):
@@ -303,7 +343,9 @@ class PublicPreprocessor(TransformerMixin, BaseEstimator):
     dates) are numeric, in seconds since 1970-01-01 UTC, a date without a
     time zone read as UTC; durations (``timedelta64``, Python timedeltas) in
     seconds. A column's kind is read from the public rows (its dtype, or for
-    ``object`` its values); a private value not of that kind is missing.
+    ``object`` its values; a column they leave empty is numbers); a private
+    value not of that kind, or that no conversion reads (a complex number, a
+    duration in years), is missing.
     Derive calendar features (month, weekday) first where they matter.
     Other columns (strings, categories, booleans): one-hot over the
     categories seen in the public rows (at most ``max_categories`` per

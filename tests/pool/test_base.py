@@ -458,6 +458,49 @@ def test_a_column_the_public_rows_leave_empty_is_not_read_from_the_private_rows(
     np.testing.assert_array_equal(model.predict_proba(X), without.predict_proba(X))
 
 
+def test_a_column_the_public_rows_leave_empty_keeps_its_encoding_when_one_private_string_changes_its_dtype(
+    mixed_split,
+):
+    """Public rows inside X share its dtypes: a private string makes the column of numbers ``object``; with no public
+    value to read its kind from, it is an empty column of numbers either way, so the published encoding is the same."""
+    X, _, X_public = mixed_split
+    public = X_public.assign(income=np.nan)
+    with_string = public.astype({"income": object})  # as sliced from an X whose private rows hold a string there
+    fitted = [PublicPreprocessor(encoding=encoding).fit(frame) for encoding in ("onehot", "ordinal") for frame in
+              (public, with_string)]  # fmt: skip
+    for plain, odd in (fitted[:2], fitted[2:]):
+        assert plain.numeric_columns_ == odd.numeric_columns_ == ["age", "income"]
+        assert list(plain.get_feature_names_out()) == list(odd.get_feature_names_out())
+        np.testing.assert_array_equal(plain.transform(X), odd.transform(X))
+
+
+class _Unprintable:
+    def __str__(self):
+        raise RuntimeError("no name")
+
+
+def test_a_private_value_no_conversion_can_read_is_missing_or_unknown_without_an_error_or_a_warning():
+    """A duration in years (pandas refuses the unit), a complex number (numpy would keep its real part, with a
+    warning) and an object whose ``str`` raises: on a private row each would refuse the fit, or warn, for one value."""
+    public, private = _times(300, 0).assign(size=np.linspace(0, 1, 300), city="P"), _times(4, 1)
+    private = private.assign(size=[0.9, 0.9, 0.9, 0.9], city=["P", "P", "P", "P"]).astype(object)
+    fitted = PublicPreprocessor().fit(public)
+    plain = fitted.transform(private)
+    odd = private.copy()
+    odd.loc[0, "took"] = np.timedelta64(1, "Y")
+    odd.loc[1, "when"] = np.datetime64(1, "Y")
+    odd.loc[2, "size"] = 0.9 + 3j
+    odd.loc[3, "city"] = _Unprintable()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        encoded = fitted.transform(odd)
+    missing = fitted.transform(private.assign(took=[pd.NaT, *private["took"][1:]]))
+    np.testing.assert_array_equal(encoded[0], missing[0])  # the duration in years is missing
+    assert encoded[2, 3] == fitted.transform(private.assign(size=np.nan))[2, 3] != plain[2, 3]  # so is the complex
+    assert encoded[3, -1] == 0 and plain[3, -1] == 1  # the object is no public category: all zeros
+    assert PublicPreprocessor().fit(public.assign(city=[_Unprintable()] * 300)).categorical_columns_ == ["city"]
+
+
 def test_forests_put_values_beyond_float32_where_the_end_of_its_range_goes():
     rng = np.random.default_rng(0)
     Z_public = rng.normal(size=(300, 3))
