@@ -20,6 +20,7 @@ from sklearn.utils.validation import (
     check_consistent_length,
     check_is_fitted,
     column_or_1d,
+    validate_data,
 )
 
 from ._validation import check_classes, check_delta_for_rows, fit_in_noise_scope, public_rows, split_private_public
@@ -193,12 +194,30 @@ class PublishedModelMixin:
         return self._seen_by_first_step("feature_names_in_")
 
     def _seen_by_first_step(self, name):
-        """What the step that reads the model's rows first (its public preprocessor, or a PATE student) recorded of
-        them (scikit-learn's fitted attributes of the input); absent if it recorded nothing (``hasattr`` False)."""
+        """What the fit that built the model recorded of its rows (:meth:`_record_columns`), else what the step that
+        reads the model's rows first (its public preprocessor, or a PATE student) recorded (scikit-learn's fitted
+        attributes of the input); absent if nothing was recorded (``hasattr`` False)."""
+        recorded = self.__dict__.get("_columns", {})
+        if name in recorded:
+            return recorded[name]
         first = getattr(self, "preprocessor", None) or getattr(self, "student", None)
         if first is None or not hasattr(first, name):
             raise AttributeError(f"{type(self).__name__} has no {name}: no step of it recorded its input's columns.")
         return getattr(first, name)
+
+    def _record_columns(self, estimator):
+        """Record the columns the fitted ``estimator`` that built this model saw (``n_features_in_``,
+        ``feature_names_in_``): the model then refuses other columns as the estimator does (:meth:`_features`)."""
+        names = ("n_features_in_", "feature_names_in_")
+        self._columns = {name: getattr(estimator, name) for name in names if hasattr(estimator, name)}
+
+    def _features(self, X):
+        """The rows through the model's ``preprocessor`` (as they are without one), their columns first checked
+        against those recorded: without a preprocessor, nothing else would refuse reordered or extra columns."""
+        if "_columns" in self.__dict__:
+            validate_data(self, X, skip_check_array=True, reset=False)
+        preprocessor = getattr(self, "preprocessor", None)
+        return X if preprocessor is None else preprocessor.transform(X)
 
     def __sklearn_is_fitted__(self):
         return True

@@ -111,12 +111,27 @@ def test_export_model_is_an_independent_copy_that_predicts_the_same(fitted, rows
         copied = clone(model)  # fitted as built: its clone still predicts, with the same public preprocessing
         assert copied is not model
         np.testing.assert_array_equal(copied.predict_proba(X_eval), model.predict_proba(X_eval))
-        # What its first step recorded of the input, as a fitted scikit-learn estimator has it.
-        recorded = getattr(model, "preprocessor", None) or getattr(model, "student", None)
-        assert hasattr(model, "n_features_in_") is hasattr(recorded, "n_features_in_")
+        assert model.n_features_in_ == estimator.n_features_in_  # as a fitted scikit-learn estimator has it
     if hasattr(model, "n_features_in_"):
         assert model.n_features_in_ == estimator.n_features_in_
     assert copy.deepcopy(model) is not model
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_the_exported_model_refuses_the_columns_the_estimator_refuses(name, rows):
+    """Without a preprocessor of its own (``"passthrough"``), a published model would read reordered columns
+    silently, in the wrong places."""
+    X, y, X_public, X_eval, _ = rows
+    columns = [f"x{i}" for i in range(X.shape[1])]
+    frame, public = pd.DataFrame(X, columns=columns), pd.DataFrame(X_public, columns=columns)
+    estimator = make(name).fit(frame, y, X_public=public)
+    model = estimator.export_model()
+    evaluation = pd.DataFrame(X_eval, columns=columns)
+    np.testing.assert_array_equal(model.predict(evaluation), estimator.predict(evaluation))
+    for wrong in (evaluation[columns[::-1]], evaluation.iloc[:, :-1]):
+        for predictor in (estimator, model):
+            with pytest.raises(ValueError, match="feature names|features|columns"):
+                predictor.predict(wrong)
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))

@@ -206,6 +206,7 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
             rng = check_noise_generator(self.random_state)
             self._fit_pool(X_private, y_private, X_pub, public, classes, rng, plan)
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
+        self.model_._record_columns(self)  # the published model refuses other columns too
         self.classes_ = classes
         self.privacy_report_ = PrivacyReport.from_cost(
             cost, self.delta, mechanism=self._mechanism(), neighboring=getattr(self, "neighboring", "replace-one"),

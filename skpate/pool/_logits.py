@@ -30,6 +30,10 @@ class LogitsModelMixin:
         """Softmax of the class scores."""
         return softmax(self.logits(X), axis=1)
 
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`, computed stably."""
+        return log_softmax(self.logits(X), axis=1)
+
     def predict(self, X):
         """The class of highest score."""
         return self.classes_[np.argmax(self.logits(X), axis=1)]

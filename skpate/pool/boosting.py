@@ -538,8 +538,7 @@ class BoostedPartitionsModel(LogitsModelMixin, PublishedModelMixin, ClassifierMi
 
     def logits(self, X):
         """Class scores of the rows, shape ``(n_samples, n_classes)``."""
-        Z = X if self.preprocessor is None else self.preprocessor.transform(X)
-        Z = _dense(check_array(Z, accept_sparse="csr", dtype=np.float64))
+        Z = _dense(check_array(self._features(X), accept_sparse="csr", dtype=np.float64))
         F = np.zeros((Z.shape[0], self.classes_.size))
         for partition, values in zip(self.partitions, self.values):
             F += values[partition.apply(Z)]

@@ -82,7 +82,7 @@ class NoisyCountModel(PublishedModelMixin, ClassifierMixin, BaseEstimator):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        return self.transformed_proba(X if self.preprocessor is None else self.preprocessor.transform(X))
+        return self.transformed_proba(self._features(X))
 
     def transformed_proba(self, Z):
         """:meth:`predict_proba` of rows already through the preprocessor."""

@@ -276,6 +276,6 @@ class SoftmaxModel(LogitsModelMixin, PublishedModelMixin, ClassifierMixin, BaseE
 
     def logits(self, X):
         """Class scores of the rows, shape ``(n_samples, n_classes)``."""
-        Z = X if self.preprocessor is None else self.preprocessor.transform(X)
-        Z = check_array(Z, accept_sparse="csr", dtype=np.float64)  # a one-hot encoder's output may be sparse
+        # A one-hot encoder's output may be sparse.
+        Z = check_array(self._features(X), accept_sparse="csr", dtype=np.float64)
         return np.asarray(in_unit_ball(Z, self.radius) @ self.coef.T) + self.intercept
