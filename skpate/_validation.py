@@ -411,8 +411,15 @@ def check_label_type(classes):
 
     The type of the labels is read from ``classes`` where they are given, never from the private labels, so that
     whether a fit is refused does not depend on one private label; labels outside ``classes`` are refused by
-    :func:`check_classes`, as outside the declared domain.
+    :func:`check_classes`, as outside the declared domain. Missing labels, and strings mixed with numbers (which
+    numpy would silently turn into strings: ``["a", "b", 3]`` holds ``"3"``, not 3), are refused too.
     """
+    values = list(classes) if np.ndim(classes) == 1 else []
+    if any(np.ndim(v) == 0 and pd.isna(v) for v in values) or len({isinstance(v, str) for v in values}) > 1:
+        raise ValueError(
+            f"classes={values!r} must be labels of one type, all strings or all numbers, none missing; pass e.g. "
+            "['a', 'b'] or [0, 1], and label the private rows with them."
+        )
     try:
         check_classification_targets(np.asarray(classes))
     except ValueError as error:

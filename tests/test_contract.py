@@ -378,3 +378,13 @@ def test_counts_given_as_numpy_integers_fit_as_python_integers_and_booleans_are_
         assert np.array_equal(model.predict_proba(X_eval), reference.predict_proba(X_eval)), param
         with pytest.raises(InvalidParameterError, match=f"'{param}' parameter .* Got True instead"):
             make(name).set_params(**{param: True}).fit(X, y, X_public=X_public)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+@pytest.mark.parametrize("classes", [["a", None], [0, np.nan], ["a", "b", 3]], ids=["None", "NaN", "mixed"])
+def test_classes_with_a_missing_label_or_of_mixed_types_are_refused_naming_classes(name, rows, classes):
+    """numpy would sort None against strings with a TypeError, and turn ["a", "b", 3] into strings silently."""
+    X, y, X_public, _, _ = rows
+    labels = np.where(y == 1, "a", "b").astype(object) if isinstance(classes[0], str) else y
+    with pytest.raises(ValueError, match=r"classes=.* must be labels of one type, all strings or all numbers"):
+        make(name, classes=classes).fit(X, labels, X_public=X_public)

@@ -110,6 +110,7 @@ ESTIMATORS = [
     _CellsRowsAsPublicPool(epsilon=1000.0, n_cells=3, n_partitions=3, random_state=0),
     _NoisyGDRowsAsPublicPool(epsilon=1000.0, random_state=0),
     _BoostingRowsAsPublicPool(epsilon=1000.0, random_state=0),
+    _BoostingRowsAsPublicPool(epsilon=1000.0, preprocessor="passthrough", random_state=0),  # sparse rows too
     _SelectionRowsAsPublicPool(
         [("linear", NoisyGDClassifier()), ("cells", CellCountClassifier(n_cells=3, n_partitions=3))],
         epsilon=1000.0,
