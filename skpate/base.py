@@ -187,13 +187,13 @@ class PublishedModelMixin:
 
     @property
     def n_features_in_(self):
-        return self._seen_by_first_step("n_features_in_")
+        return self._recorded_input("n_features_in_")
 
     @property
     def feature_names_in_(self):
-        return self._seen_by_first_step("feature_names_in_")
+        return self._recorded_input("feature_names_in_")
 
-    def _seen_by_first_step(self, name):
+    def _recorded_input(self, name):
         """What the fit that built the model recorded of its rows (:meth:`_record_columns`), else what the step that
         reads the model's rows first (its public preprocessor, or a PATE student) recorded (scikit-learn's fitted
         attributes of the input); absent if nothing was recorded (``hasattr`` False)."""
