@@ -236,6 +236,13 @@ def check_votes(votes):
     return arr
 
 
+def as_float64(value):
+    """``value`` in float64 (a float, or an array of them): a noise parameter given as ``np.float16(300)`` would
+    have its cost computed in float16, where ``2 / 300^2`` underflows to 0, a free mechanism."""
+    value = np.asarray(value, dtype=np.float64)
+    return float(value) if value.ndim == 0 else value
+
+
 def check_positive(name, value):
     """``value`` as a float if it is a finite real number > 0; else a ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:

@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 
-from .._validation import check_generator, check_positive, check_positive_int, check_votes, noise_scope
+from .._validation import as_float64, check_generator, check_positive, check_positive_int, check_votes, noise_scope
 from ..exceptions import PrivacyLeakWarning
 from ..privacy import bounds, smooth
 from ..privacy.calibration import smallest_noise
@@ -307,6 +307,7 @@ def _laplace_max_cost(values, scale, orders, sensitivity=1.0):
     Pure ``eps0 = 2 sensitivity / scale``-DP per query, with the papers'
     data-dependent bound: PATE 2017 Thm. 3 with Lemma 4's ``q`` of ``values``.
     """
+    scale, sensitivity = as_float64(scale), as_float64(sensitivity)  # not in a float16's precision
     eps0 = 2.0 * sensitivity / scale
     return bounds.rdp_pure_dp_data_dependent(bounds.logq_laplace(values, scale), eps0, orders)
 
@@ -318,6 +319,7 @@ def _gaussian_max_cost(values, sigma, orders, sensitivity=1.0):
     any mechanism that is ``(lam, lam / s^2)``-RDP, here with ``s = sigma /
     sensitivity`` (L2 sensitivity ``sqrt(2) sensitivity``).
     """
+    sigma, sensitivity = as_float64(sigma), as_float64(sensitivity)  # not in a float16's precision
     logq = bounds.logq_gaussian(values, sigma)
     return bounds.rdp_gaussian_data_dependent(logq, sigma, orders, sensitivity=sensitivity)
 
@@ -622,8 +624,8 @@ class _ThresholdGNMax(_Aggregator):
     def _cost(self, votes, answered, orders, proba):
         # The papers' data-dependent analysis (PATE 2018 Sec. 4.2): the check
         # on every query, the answer where it ran. Private, like the votes.
-        sigma1 = self.sigma_threshold
-        logq_check = bounds.logq_threshold(self._checked_count(votes, proba), self.threshold, sigma1)
+        sigma1, threshold = as_float64(self.sigma_threshold), as_float64(self.threshold)
+        logq_check = bounds.logq_threshold(self._checked_count(votes, proba), threshold, sigma1)
         check = bounds.rdp_threshold_data_dependent(logq_check, sigma1, orders)
         answer = np.zeros_like(check)  # only answered queries pay (and need) the answer step's bound
         if answered.any():

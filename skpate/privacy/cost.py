@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._validation import as_float64
 from .bounds import rdp_pure_dp
 from .gdp import gdp_epsilon
 from .rdp import DEFAULT_ORDERS, check_delta, rdp_to_dp
@@ -76,6 +77,12 @@ class Cost:
     pure: tuple = ()
     release: tuple = None
 
+    def __post_init__(self):
+        # float64 and Python ints, whatever numpy types the parts came in: float16 rounds a cost (and 2 / 300^2
+        # underflows to 0), a uint8 count wraps around.
+        object.__setattr__(self, "mu_squared", as_float64(self.mu_squared))
+        object.__setattr__(self, "pure", tuple((as_float64(eps0), int(count)) for eps0, count in self.pure))
+
     def __add__(self, other):
         if self.release is not None and other.release is not None:
             raise ValueError("a cost holds at most one sanitized release.")
@@ -93,6 +100,7 @@ class Cost:
             raise ValueError(f"a cost is repeated a non-negative integer number of times, got {n!r}.")
         if self.release is not None and n != 1:
             raise ValueError("a sanitized release is made once; it cannot be repeated.")
+        n = int(n)  # a numpy integer would wrap around
         # 0 * inf is 0: zero repetitions of a non-private mechanism cost nothing.
         mu_squared = 0.0 if n == 0 else n * self.mu_squared
         return Cost(mu_squared, tuple((eps0, n * count) for eps0, count in self.pure if n), self.release)
@@ -167,14 +175,14 @@ def gaussian_argmax_cost(sigma, sensitivity=1.0):
     One teacher moves two counts by ``sensitivity`` (L2 ``sqrt(2)
     sensitivity``); the argmax is post-processing ([DRS22] Thm. 2.7, 2.10).
     """
-    return Cost(mu_squared=2.0 * sensitivity**2 / sigma**2)
+    return Cost(mu_squared=2.0 * as_float64(sensitivity) ** 2 / as_float64(sigma) ** 2)
 
 
 def threshold_check_cost(sigma_threshold):
     """The noisy threshold check on one count of sensitivity 1: ``mu = 1 / sigma_threshold``."""
-    return Cost(mu_squared=1.0 / sigma_threshold**2)
+    return Cost(mu_squared=1.0 / as_float64(sigma_threshold) ** 2)
 
 
 def laplace_argmax_cost(scale, sensitivity=1.0):
     """LNMax, ``argmax(v + Lap(scale))``: ``2 sensitivity / scale``-DP ([PATE17] Sec. 2.2 / Thm. 3)."""
-    return Cost(pure=((2.0 * sensitivity / scale, 1),))
+    return Cost(pure=((2.0 * as_float64(sensitivity) / as_float64(scale), 1),))

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, logsumexp
 
-from .._validation import check_generator, check_votes, noise_scope
+from .._validation import as_float64, check_generator, check_votes, noise_scope
 from . import bounds
 from .rdp import check_delta
 
@@ -229,7 +229,8 @@ def _cost_parts(votes, aggregator, order, answered):
     for term in terms:
         rows = votes if term.on == "all" else votes[answered]
         if rows.shape[0]:
-            parts.append(_PARTS[term.kind](rows, order=order, n_teachers=n_teachers, **term.params))
+            params = {name: value if value is None else as_float64(value) for name, value in term.params.items()}
+            parts.append(_PARTS[term.kind](rows, order=order, n_teachers=n_teachers, **params))
     return parts, float(sum(part.ceiling for part in parts))
 
 

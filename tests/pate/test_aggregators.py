@@ -254,3 +254,29 @@ def test_set_params_changes_the_cost():
     before = agg.privacy_cost(VALID, answered=answered, data_dependent=False)
     after = clone(agg).set_params(sigma=2.0).privacy_cost(VALID, answered=answered, data_dependent=False)
     assert np.all(after < before)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda f: LNMax(f(2.0)),
+        lambda f: GNMax(f(300.0)),
+        lambda f: ConfidentGNMax(f(8.0), f(2.0), f(300.0)),
+        lambda f: InteractiveGNMax(f(5.0), f(2.0), f(300.0), 0.8),
+        lambda f: NZC(f(1.0), sigma=f(300.0)),
+    ],
+    ids=["lnmax", "gnmax", "confident", "interactive", "nzc"],
+)
+@pytest.mark.parametrize("narrow", [np.float16, np.float32])
+def test_noise_given_as_a_narrow_numpy_float_costs_what_its_value_costs(make, narrow):
+    """In float16, GNMax's 2 / 300^2 underflows to 0: 1000 answers were reported as epsilon 0."""
+    answered = np.array([True, True])
+    wide, small = make(float), make(narrow)
+    proba = {"student_proba": np.full((2, 3), 1 / 3)} if isinstance(wide, InteractiveGNMax) else {}
+    assert small.apriori_cost(1000) == wide.apriori_cost(1000)
+    assert small.apriori_cost(1000).epsilon(1e-5) == wide.apriori_cost(1000).epsilon(1e-5)
+    for data_dependent in (False, True):
+        np.testing.assert_array_equal(
+            small.privacy_cost(VALID, answered=answered, data_dependent=data_dependent, **proba),
+            wide.privacy_cost(VALID, answered=answered, data_dependent=data_dependent, **proba),
+        )
