@@ -245,7 +245,7 @@ def as_float64(value):
 
 def check_positive(name, value):
     """``value`` as a float if it is a finite real number > 0; else a ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(float(value)) or value <= 0:
         raise ValueError(f"{name} must be a finite float > 0, got {value!r}.")
     return float(value)
 

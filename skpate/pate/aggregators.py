@@ -697,7 +697,7 @@ class ConfidentGNMax(_ThresholdGNMax):
         -------
         aggregator : ConfidentGNMax
         """
-        check_positive("sigma_ratio", sigma_ratio)
+        sigma_ratio = check_positive("sigma_ratio", sigma_ratio)  # a float: sigma_ratio * sigma not in float16
         check_positive("threshold", threshold)
 
         def make(sigma):
@@ -830,11 +830,15 @@ class NZC(_Aggregator):
     def _answer_cost(self):
         # The constant moves with the plurality: every count can move by c + 1.
         if self.sigma is None:
-            return laplace_argmax_cost(self.scale, sensitivity=self.constant + 1.0)
-        return gaussian_argmax_cost(self.sigma, sensitivity=self.constant + 1.0)
+            return laplace_argmax_cost(self.scale, sensitivity=self._sensitivity())
+        return gaussian_argmax_cost(self.sigma, sensitivity=self._sensitivity())
+
+    def _sensitivity(self):
+        """``constant + 1`` in float64: in float16, 2048 + 1 is 2048."""
+        return as_float64(self.constant) + 1.0
 
     def _cost(self, votes, answered, orders, proba):
-        sensitivity = self.constant + 1.0
+        sensitivity = self._sensitivity()
         if self.sigma is None:
             return _laplace_max_cost(self._boosted(votes), self.scale, orders, sensitivity)
         return _gaussian_max_cost(self._boosted(votes), self.sigma, orders, sensitivity)

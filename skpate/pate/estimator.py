@@ -896,7 +896,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         release = release_cost(sanitize_order)
         check, answer = aggregator.query_cost()
         apriori = aggregator.apriori_cost(n_possible) + release
-        if self.epsilon is None or apriori.epsilon(self.delta)[0] <= self.epsilon:
+        if self.epsilon is None or apriori.epsilon(self.delta)[0] <= float(self.epsilon):  # not in float16
             return _Plan(n_possible, None, release, apriori)
         if not aggregator.is_private:
             raise ValueError(f"epsilon={self.epsilon} is a budget, but {aggregator!r} is not private; use a noisy one.")

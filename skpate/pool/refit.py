@@ -185,7 +185,7 @@ class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolC
 
     def _refit_cost(self):
         """``Cost`` of all the refit rounds: ``refit_share`` of the budget's ``mu^2`` (public parameters only)."""
-        return Cost(mu_squared=self.refit_share * budget_cost(self.epsilon, self.delta).mu_squared)
+        return Cost(mu_squared=float(self.refit_share) * budget_cost(self.epsilon, self.delta).mu_squared)
 
     def _pate_part(self, n_public, classes=None):
         """``pate`` with the largest budget that composes with the refits to at most ``epsilon``.
@@ -212,7 +212,7 @@ class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolC
         # A Gaussian-DP plan (GNMax, Confident-GNMax) within the rest of mu^2 composes exactly ([DRS22] Cor. 3.3),
         # aimed a hair below it; a plan with other parts (LNMax, a sanitized release) composes in RDP, so its budget
         # is the largest that fits, found by bisection among the budgets that can pay an answer.
-        top = gaussian_share_epsilon(self.epsilon, self.delta, (1.0 - self.refit_share) * (1.0 - SHARE_MARGIN))
+        top = gaussian_share_epsilon(self.epsilon, self.delta, (1.0 - float(self.refit_share)) * (1.0 - SHARE_MARGIN))
         found = state(top)
         if found == 0:
             return pate.set_params(epsilon=top)

@@ -108,6 +108,7 @@ def smallest_noise(make, epsilon, delta, n_queries, sanitize_order=None):
     """
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0 < epsilon < np.inf:
         raise ValueError(f"epsilon must be a positive finite number, got {epsilon!r}.")
+    epsilon = float(epsilon)  # a float16 budget would compare (and round its target) in float16
     n_queries = check_positive_int("n_queries", n_queries)
     delta = check_delta(delta)
     release = release_cost(sanitize_order)
@@ -158,6 +159,8 @@ def largest_count(per_query, epsilon, delta, limit, fixed=Cost()):
         ``-1`` if even ``fixed`` alone exceeds ``epsilon``.
     """
 
+    epsilon = float(epsilon)  # in float16, 8.003 <= 8.0 holds
+
     def fits(n):
         return (n * per_query + fixed).epsilon(delta)[0] <= epsilon
 
@@ -187,7 +190,7 @@ def gaussian_budget(epsilon, delta, fixed=Cost()):
     mu_squared : float
         0 if ``fixed`` alone exceeds ``epsilon``.
     """
-    delta = check_delta(delta)
+    delta, epsilon = check_delta(delta), float(epsilon)  # in float16, 8.003 <= 8.0 holds
     if fixed.is_zero:
         return float(gdp_mu(epsilon, delta)) ** 2
     if fixed.epsilon(delta)[0] > epsilon:

@@ -82,6 +82,8 @@ class Cost:
         # underflows to 0), a uint8 count wraps around.
         object.__setattr__(self, "mu_squared", as_float64(self.mu_squared))
         object.__setattr__(self, "pure", tuple((as_float64(eps0), int(count)) for eps0, count in self.pure))
+        if self.release is not None:
+            object.__setattr__(self, "release", tuple(as_float64(part) for part in self.release))
 
     def __add__(self, other):
         if self.release is not None and other.release is not None:

@@ -146,7 +146,7 @@ class PrivacyReport:
         spent_epsilon, accounting = cost.epsilon(delta)
         epsilon = spent_epsilon
         if guarantee == "budget":
-            if budget is None or spent_epsilon > budget * (1 + 1e-9):
+            if budget is None or spent_epsilon > float(budget) * (1 + 1e-9):
                 raise ValueError(f"a budget guarantee needs a cost within the budget {budget!r}.")
             epsilon = float(budget)
         return cls(
@@ -362,7 +362,7 @@ def filter_report(
     else:
         cost, guarantee = spent, "budget"
         spent_epsilon, accounting = spent.epsilon(delta)
-        if spent_epsilon > budget * (1 + 1e-9):
+        if spent_epsilon > float(budget) * (1 + 1e-9):
             raise ValueError(
                 f"these queries spent epsilon {spent_epsilon:.4g} > the budget {budget:g}: they were not run under a "
                 "privacy filter with this budget."

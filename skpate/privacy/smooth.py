@@ -55,6 +55,7 @@ def gnss_rdp(beta, sigma, orders):
         ``inf`` outside the valid range of orders.
     """
     lam = np.asarray(orders, dtype=float)
+    beta, sigma = as_float64(beta), as_float64(sigma)  # not in a float16's precision
     low, high = np.exp(-2.0 * beta), np.exp(2.0 * beta)
     valid = lam * (1.0 - low) < 1.0
     lam_ok = np.where(valid, lam, 1.5)

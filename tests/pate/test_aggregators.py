@@ -263,7 +263,7 @@ def test_set_params_changes_the_cost():
         lambda f: GNMax(f(300.0)),
         lambda f: ConfidentGNMax(f(8.0), f(2.0), f(300.0)),
         lambda f: InteractiveGNMax(f(5.0), f(2.0), f(300.0), 0.8),
-        lambda f: NZC(f(1.0), sigma=f(300.0)),
+        lambda f: NZC(f(2048.0), sigma=f(3000.0)),  # 2048 + 1 is 2048 in float16
     ],
     ids=["lnmax", "gnmax", "confident", "interactive", "nzc"],
 )

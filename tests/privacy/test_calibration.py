@@ -9,15 +9,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from skpate import ConfidentGNMax, GNMax
+from skpate.privacy import Cost, bounds
 from skpate.privacy.calibration import (
     COUNT_SHARE,
     binned_sum_sigma,
     count_sigma,
+    gaussian_budget,
     gaussian_share_epsilon,
     gaussian_sigma,
     gradient_sigma,
+    largest_count,
     private_budget_split,
+    release_cost,
+    smallest_noise,
 )
+from skpate.privacy.cost import gaussian_argmax_cost
 from skpate.privacy.gdp import gdp_epsilon, gdp_mu
 from skpate.privacy.sensitivity import (
     NEIGHBORING,
@@ -26,6 +33,7 @@ from skpate.privacy.sensitivity import (
     count_sensitivity,
     count_tables_sensitivity,
 )
+from skpate.privacy.smooth import gnss_rdp
 
 
 def test_count_tables_sensitivity_by_hand():
@@ -100,3 +108,32 @@ def test_the_row_count_share_under_add_remove():
     assert steps_mu**2 + (1.0 / count_noise) ** 2 == pytest.approx(mu**2, rel=1e-12)
     assert (1.0 / count_noise) ** 2 == pytest.approx(COUNT_SHARE * mu**2, rel=1e-12)
     assert gdp_epsilon(np.sqrt(steps_mu**2 + (1.0 / count_noise) ** 2), 1e-5) == pytest.approx(1.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("narrow", [np.float16, np.float32])
+def test_a_budget_of_a_narrow_numpy_float_admits_what_its_value_admits(narrow):
+    """numpy compares a Python float with a float16 in float16, where 8.003 <= 8.0 holds: a float16 budget of 8 let a
+    filter admit 2222 GNMax answers costing 8.0032 instead of 2220."""
+    answer, release = gaussian_argmax_cost(40.0), release_cost(20)
+    assert largest_count(answer, narrow(8.0), 1e-5, 10_000) == largest_count(answer, 8.0, 1e-5, 10_000)
+    assert gaussian_budget(narrow(8.0), 1e-5, release) == gaussian_budget(8.0, 1e-5, release)
+    assert smallest_noise(lambda s: GNMax(sigma=s), narrow(1.0), 1e-5, 100) == smallest_noise(
+        lambda s: GNMax(sigma=s), 1.0, 1e-5, 100
+    )
+    wide = ConfidentGNMax.for_budget(1.0, 1e-5, 100, threshold=60.0, sigma_ratio=3.69921875)
+    small = ConfidentGNMax.for_budget(narrow(1.0), 1e-5, 100, threshold=60.0, sigma_ratio=narrow(3.69921875))
+    assert small.get_params() == wide.get_params()
+    assert small.apriori_cost(100).epsilon(1e-5)[0] <= 1.0
+
+
+@pytest.mark.parametrize("narrow", [np.float16, np.float32])
+def test_the_privacy_functions_compute_in_float64_whatever_the_type_of_their_parameters(narrow):
+    """In float16 300^2 overflows: rdp_gaussian(300) was 0 at every order, a free mechanism."""
+    orders = np.array([2.0, 8.0, 32.0])
+    assert np.array_equal(bounds.rdp_gaussian(narrow(300.0), orders), bounds.rdp_gaussian(300.0, orders))
+    assert np.array_equal(bounds.rdp_pure_dp(narrow(0.125), orders), bounds.rdp_pure_dp(0.125, orders))
+    beta = float(narrow(0.02))
+    assert np.array_equal(gnss_rdp(narrow(0.02), narrow(10.0), orders), gnss_rdp(beta, 10.0, orders))
+    assert Cost(release=(narrow(0.02), narrow(10.0))).epsilon(1e-5) == Cost(release=(beta, 10.0)).epsilon(1e-5)
+    assert Cost(mu_squared=narrow(0.5), pure=((narrow(0.125), np.uint8(3)),)) == Cost(0.5, ((0.125, 3),))
+    assert (np.uint8(200) * Cost(pure=((0.125, 2),))).pure == ((0.125, 400),)  # 200 * 2 wraps to 144 in uint8
