@@ -167,13 +167,14 @@ def check_delta_for_rows(estimator, n_private):
     """Warn (:class:`PrivacyLeakWarning`) if ``estimator.delta >= 1 / n_private``, once, from the outermost fit.
 
     ``(epsilon, delta)``-DP with ``delta >= 1/n`` allows publishing one private row in full (each with probability
-    ``delta``: Dwork & Roth 2014, Sec. 2.3), so ``delta`` should be well below ``1/n``.
+    ``delta``: Dwork & Roth 2014, Sec. 2.3), so ``delta`` should be well below ``1/n``. The message does not name
+    ``n``: under add/remove neighbouring the number of private rows is private.
     """
     delta = getattr(estimator, "delta", None)
     outermost = _OUTER_FIT.get() in (None, estimator)
     if outermost and delta is not None and n_private > 0 and delta >= 1.0 / n_private:
         warnings.warn(
-            f"delta={delta:g} is at least 1/n for the {n_private} private rows: (epsilon, delta)-DP with such a delta "
+            f"delta={delta:g} is at least 1/n, n the number of private rows: (epsilon, delta)-DP with such a delta "
             "allows a mechanism that publishes a whole private row. Use delta well below 1/n, e.g. 1e-5 or 1/n^2.",
             PrivacyLeakWarning,
             stacklevel=4,

@@ -382,7 +382,7 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         held = rng.random(n_private) < self.holdout
         if held.all():
             raise ValueError(
-                f"the random split held out all {n_private} private rows (holdout={self.holdout:g}), leaving the "
+                f"the random split held out every private row (holdout={self.holdout:g}), leaving the "
                 "candidates none to fit on; lower holdout or pass more private rows."
             )
         return held

@@ -177,6 +177,7 @@ def test_a_delta_of_one_over_n_or_more_warns_once(name, rows):
     with pytest.warns(PrivacyLeakWarning, match="at least 1/n") as caught:
         make(name, delta=0.5).fit(X, y, X_public=X_public)
     assert sum("1/n" in str(w.message) for w in caught) == 1  # from the outermost fit only
+    assert all(str(len(y)) not in str(w.message) for w in caught)  # private under add/remove: never quoted
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
