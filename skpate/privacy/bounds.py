@@ -19,6 +19,8 @@ References (theorem numbers of the arXiv versions):
 import numpy as np
 from scipy.special import log_ndtr
 
+from .._validation import as_float64
+
 __all__ = [
     "log1mexp",
     "plurality_gaps",
@@ -220,7 +222,7 @@ def rdp_pure_dp(eps, orders):
     ``min(eps, lam * eps^2 / 2)``: pure DP is RDP of every order with the same
     epsilon ([Mir17] Prop. 3) and ``eps^2 / 2``-zCDP ([BS16] Prop. 1.4).
     """
-    orders, eps = np.asarray(orders, dtype=float), np.asarray(eps, dtype=float)  # not in a float16's precision
+    orders, eps = np.asarray(orders, dtype=float), as_float64(eps)  # not in a float16's precision
     return np.minimum(eps, orders * eps**2 / 2.0)
 
 
@@ -274,7 +276,7 @@ def rdp_gaussian(sigma, orders, sensitivity=1.0):
     ``sensitivity = 1/sqrt(2)``.
     """
     orders = np.asarray(orders, dtype=float)
-    sigma, sensitivity = np.asarray(sigma, dtype=float), np.asarray(sensitivity, dtype=float)  # 300^2 overflows float16
+    sigma, sensitivity = as_float64(sigma), as_float64(sensitivity)  # 300^2 overflows float16
     mu_squared = 2.0 * sensitivity**2 / sigma**2  # the mu^2 of Gaussian DP; same float path as Cost.rdp
     return orders * mu_squared / 2.0
 

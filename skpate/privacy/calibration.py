@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 from scipy.optimize import brentq
 
-from .._validation import check_positive_int
+from .._validation import as_float64, check_positive_int
 from .cost import Cost
 from .gdp import gdp_epsilon, gdp_mu
 from .rdp import check_delta
@@ -56,7 +56,7 @@ def gaussian_sigma(sensitivity, mu):
 def _sqrt_count(n):
     """``sqrt(n)`` in float64 for a count of any integer type (numpy takes the square root of a ``uint8`` in
     ``float16``: ``sqrt(50)`` would be 7.0703, not 7.0711, and the noise 0.011% too small)."""
-    return np.sqrt(np.asarray(n, dtype=np.float64))
+    return np.sqrt(as_float64(n))
 
 
 def gaussian_share_epsilon(epsilon, delta, share):
