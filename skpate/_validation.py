@@ -695,14 +695,31 @@ def _is_error(value):
 MAX_EPSILON = 1e6
 
 
-class EpsilonRange(Interval):
+class RealRange(Interval):
+    """A real parameter in a range (``Interval(numbers.Real, ...)``), compared in float64 and not a boolean.
+
+    scikit-learn's ``Interval`` compares in the value's own type: ``np.float16(1)`` against a bound of ``1e6``
+    overflows float16 (a RuntimeWarning), and a ``fractions.Fraction`` raises numpy's bare TypeError. Read the value
+    with ``float()`` (or ``as_float64``) where it is used, for the same reason.
+    """
+
+    def __init__(self, low, high, closed):
+        super().__init__(numbers.Real, low, high, closed=closed)
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, (bool, np.bool_)) or not isinstance(val, numbers.Real):  # True is not a 1
+            return False
+        try:
+            return float(val) in self
+        except OverflowError:  # an integer beyond float64, outside any range a float bounds
+            return False
+
+
+class EpsilonRange(RealRange):
     """``epsilon`` in ``(0, MAX_EPSILON]``, with a message that says why the range ends and what to do instead."""
 
     def __init__(self):
-        super().__init__(numbers.Real, 0, MAX_EPSILON, closed="right")
-
-    def is_satisfied_by(self, val):
-        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)  # True is not a budget of 1
+        super().__init__(0, MAX_EPSILON, closed="right")
 
     def __str__(self):
         return (

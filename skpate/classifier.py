@@ -11,17 +11,16 @@ that one, under the whole budget). Everything is inside one budget
 """
 
 import copy
-import numbers
 import time
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from ._validation import EpsilonRange, NJobs, fit_public_preprocessor, transform_private
+from ._validation import EpsilonRange, NJobs, RealRange, fit_public_preprocessor, transform_private
 from .base import PrivateClassifierMixin, charged
 from .pool import LeafRefitClassifier, NoisyBoostingClassifier, NoisyGDClassifier
 from .pool.refit import largest_leaf
@@ -223,11 +222,11 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "epsilon": [EpsilonRange()],
-        "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "delta": [RealRange(0, 1, closed="neither")],
         "classes": ["array-like", None],
         "preprocessor": [StrOptions({"auto", "passthrough"}), HasMethods(["fit", "transform"])],
         "candidates": [StrOptions({"auto"}), list],
-        "holdout": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "holdout": [RealRange(0, 1, closed="neither")],
         "accountant": [None, BudgetAccountant],
         "random_state": ["random_state"],
         "n_jobs": [NJobs()],
@@ -329,7 +328,7 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
             )
         selection.check_public(Z_public)  # before the budget too: a refusal on the public rows costs nothing
         count = f"{len(selection.candidates)} candidate{'s' if len(selection.candidates) > 1 else ''}"
-        self._say(f"fitting {count} under epsilon {self.epsilon:g} at delta {self.delta:g}")
+        self._say(f"fitting {count} under epsilon {float(self.epsilon):g} at delta {float(self.delta):g}")
         # Reserved before the first private row is read, the preprocessing of the private rows included: its
         # failure depends on them, so it is paid for like the fit.
         with charged(self.accountant, cost, label=f"{name}: {count}", estimator=self):

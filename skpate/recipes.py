@@ -9,18 +9,16 @@ and a ``GridSearchCV`` over ``epsilon`` run the settings each budget calls for.
 in ``docs/benchmarks/adult.md``.
 """
 
-from numbers import Real
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.utils import get_tags
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import Count, EpsilonRange, NJobs
+from ._validation import Count, EpsilonRange, NJobs, RealRange
 from .base import PrivateClassifierMixin
 from .pate import GaussianHistogram, GNMax, PATEClassifier
 from .pate.students import VoteRegressionClassifier
@@ -163,7 +161,7 @@ class TabularPATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
     _parameter_constraints: dict = {
         "preprocessor": [StrOptions({"passthrough"}), HasMethods(["fit", "transform"])],
         "epsilon": [EpsilonRange()],
-        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "delta": [RealRange(0, 1, closed="neither")],
         "classes": [None, "array-like"],
         "accountant": [None, BudgetAccountant],
         "n_teachers": [Count(1), StrOptions({"auto"})],

@@ -30,7 +30,6 @@ it wins for many candidates, not for the two to four here
 [DRS22] Dong, Roth, Su. "Gaussian Differential Privacy", JRSS B 2022.
 """
 
-import numbers
 import time
 import warnings
 
@@ -39,13 +38,13 @@ from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import _safe_indexing
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._validation import (
     EpsilonRange,
     NJobs,
+    RealRange,
     check_handles_unknown,
     check_noise_generator,
     in_caller_noise_scope,
@@ -197,9 +196,9 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
     _parameter_constraints: dict = {
         "candidates": [list],
         "epsilon": [EpsilonRange()],
-        "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "delta": [RealRange(0, 1, closed="neither")],
         "classes": ["array-like", None],
-        "holdout": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "holdout": [RealRange(0, 1, closed="neither")],
         "accountant": [None, BudgetAccountant],
         "random_state": ["random_state"],
         "n_jobs": [NJobs()],
@@ -265,8 +264,9 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
             epsilon_each = gaussian_share_epsilon(self.epsilon, self.delta, share)
             if epsilon_each <= 0.0:  # the share's noise meets delta at epsilon 0: no candidate takes epsilon 0
                 raise ValueError(
-                    f"epsilon={self.epsilon:g} is too small to share among {len(names)} candidates at "
-                    f"delta={self.delta:g}: each share converts to epsilon 0. Raise epsilon or pass fewer candidates."
+                    f"epsilon={float(self.epsilon):g} is too small to share among {len(names)} candidates at "
+                    f"delta={float(self.delta):g}: each share converts to epsilon 0. Raise epsilon or pass fewer "
+                    "candidates."
                 )
             planned, total = [], Cost()
             for name, estimator in self.candidates:

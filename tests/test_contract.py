@@ -9,6 +9,7 @@ import copy
 import inspect
 import json
 import re
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,7 @@ from skpate import (
     PrivacyReport,
     RDPAccountant,
 )
-from skpate._validation import Count
+from skpate._validation import Count, RealRange
 from skpate.base import PrivateClassifierMixin, PublishedModelMixin
 from skpate.privacy import Cost
 
@@ -355,14 +356,15 @@ def test_a_boolean_epsilon_is_refused(name, rows):
         make(name, epsilon=True).fit(X, y, X_public=X_public)
 
 
-def _counts(estimator):
-    """The parameters of ``estimator`` constrained to counts, with their values where these are integers."""
+def _params_of(estimator, constraint, value_type):
+    """The parameters of ``estimator`` constrained to ``constraint``, with their values where these are of
+    ``value_type`` (not "auto" or None)."""
     constraints = getattr(estimator, "_parameter_constraints", {})
     params = estimator.get_params(deep=False)
     return {
         name: params[name]
         for name, options in constraints.items()
-        if any(isinstance(option, Count) for option in options) and isinstance(params[name], int)
+        if any(isinstance(option, constraint) for option in options) and isinstance(params[name], value_type)
     }
 
 
@@ -371,12 +373,37 @@ def test_counts_given_as_numpy_integers_fit_as_python_integers_and_booleans_are_
     count read in its own type could calibrate the noise for fewer releases than the fit makes."""
     name, reference = fitted
     X, y, X_public, X_eval, _ = rows
-    counts = _counts(make(name))
+    counts = _params_of(make(name), Count, int)
     for param, value in counts.items():
         narrow = np.uint8(value) if value < 256 else np.int16(value)
         model = make(name).set_params(**{param: narrow}).fit(X, y, X_public=X_public)
         assert model.privacy_spent_ == reference.privacy_spent_
         assert np.array_equal(model.predict_proba(X_eval), reference.predict_proba(X_eval)), param
+        with pytest.raises(InvalidParameterError, match=f"'{param}' parameter .* Got True instead"):
+            make(name).set_params(**{param: True}).fit(X, y, X_public=X_public)
+
+
+def test_reals_given_as_fractions_or_narrow_floats_fit_as_python_floats(fitted, rows):
+    """scikit-learn's ``Interval`` compares in the value's own type (``np.float16(1) <= 1e6`` overflows float16) and
+    numpy refuses a ``Fraction`` with a bare TypeError; a value computed in float16 can lose its noise (the audit of
+    numpy types). Every real parameter fits the same model as the Python float of its value, whatever its type."""
+    name, reference = fitted
+    X, y, X_public, X_eval, _ = rows
+    reals = _params_of(make(name), RealRange, float)
+    assert "epsilon" in reals and "delta" in reals
+    for param, value in reals.items():
+        for other in (Fraction(value), np.float64(value), np.float32(value), np.float16(value)):
+            expected = reference  # a narrow float may round the value: compare with the Python float it equals
+            if float(other) != value:
+                try:
+                    expected = make(name).set_params(**{param: float(other)}).fit(X, y, X_public=X_public)
+                except ValueError:  # rounded out of range (a float16 delta of 1e-5 is 1.0014e-05): refused alike
+                    with pytest.raises(ValueError):
+                        make(name).set_params(**{param: other}).fit(X, y, X_public=X_public)
+                    continue
+            model = make(name).set_params(**{param: other}).fit(X, y, X_public=X_public)
+            assert model.privacy_spent_ == expected.privacy_spent_, (param, type(other))
+            assert np.array_equal(model.predict_proba(X_eval), expected.predict_proba(X_eval)), (param, type(other))
         with pytest.raises(InvalidParameterError, match=f"'{param}' parameter .* Got True instead"):
             make(name).set_params(**{param: True}).fit(X, y, X_public=X_public)
 

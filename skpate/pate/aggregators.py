@@ -13,13 +13,19 @@ fresh OS entropy at every call, an int gives reproducible noise (and a
 """
 
 import warnings
-from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval
 
-from .._validation import as_float64, check_generator, check_positive, check_positive_int, check_votes, noise_scope
+from .._validation import (
+    RealRange,
+    as_float64,
+    check_generator,
+    check_positive,
+    check_positive_int,
+    check_votes,
+    noise_scope,
+)
 from ..exceptions import PrivacyLeakWarning
 from ..privacy import bounds, smooth
 from ..privacy.calibration import smallest_noise
@@ -43,7 +49,7 @@ __all__ = [
 
 
 #: A noise scale or threshold: a finite number > 0.
-_POSITIVE = Interval(Real, 0, np.inf, closed="neither")
+_POSITIVE = RealRange(0, np.inf, closed="neither")
 
 #: Above this many answers, a budget buys less noise instead of more answers (``GNMax.for_ensemble``).
 MAX_BUDGET_ANSWERS = 2000
@@ -749,7 +755,7 @@ class InteractiveGNMax(_ThresholdGNMax):
 
     _parameter_constraints: dict = {
         **_ThresholdGNMax._parameter_constraints,
-        "confidence": [Interval(Real, 0, 1, closed="both")],
+        "confidence": [RealRange(0, 1, closed="both")],
     }
 
     def _checked_count(self, votes, proba):
@@ -794,7 +800,7 @@ class NZC(_Aggregator):
         self.sigma = sigma
 
     _parameter_constraints: dict = {
-        "constant": [Interval(Real, 0, np.inf, closed="left")],
+        "constant": [RealRange(0, np.inf, closed="left")],
         "scale": [None, _POSITIVE],
         "sigma": [None, _POSITIVE],
     }

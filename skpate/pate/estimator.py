@@ -2,13 +2,13 @@
 
 import copy
 import time
-from numbers import Integral, Real
+from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone, is_classifier
 from sklearn.utils import _safe_indexing, get_tags
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d, validate_data
 
@@ -16,6 +16,7 @@ from .._validation import (
     Count,
     EpsilonRange,
     NJobs,
+    RealRange,
     check_classes,
     check_delta_for_rows,
     check_handles_unknown,
@@ -468,14 +469,14 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         "student": [None, HasMethods(["fit", "predict"])],
         "max_queries": [None, Count(1)],
         "epsilon": [None, EpsilonRange()],
-        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "delta": [RealRange(0, 1, closed="neither")],
         "classes": [None, "array-like"],
         "query_strategy": [StrOptions({"auto", "random", "uncertainty"})],
         "n_rounds": [Count(1), StrOptions({"auto"})],
         "semi_supervised": ["boolean", StrOptions({"auto"})],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
-        "sanitize_order": [None, Interval(Real, 1, None, closed="neither")],
+        "sanitize_order": [None, RealRange(1, None, closed="neither")],
         "memory": [None, str, HasMethods(["cache"])],
         "accountant": [None, BudgetAccountant],
         "n_jobs": [NJobs()],

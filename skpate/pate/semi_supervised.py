@@ -5,12 +5,10 @@ teacher that also fits them (pseudo-labeled by itself) adapts to the rows it
 will vote on; a student that does learns from the rows no teacher answered.
 """
 
-from numbers import Real
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils import _safe_indexing, get_tags
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
@@ -22,7 +20,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .._validation import Count, check_rows, unlabeled_mask
+from .._validation import Count, RealRange, check_rows, unlabeled_mask
 
 __all__ = ["PseudoLabelClassifier"]
 
@@ -101,7 +99,7 @@ class PseudoLabelClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"])],
-        "unlabeled_weight": [Interval(Real, 0, None, closed="left")],
+        "unlabeled_weight": [RealRange(0, None, closed="left")],
         "max_iter": [Count(0)],
     }
     #: ``PATEClassifier`` gives this estimator the public rows too, labeled -1 (teacher or student).

@@ -20,16 +20,15 @@ the public rows, the configuration), before the accountant is charged.
 
 import copy
 from abc import ABCMeta, abstractmethod
-from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
 
 from .._validation import (
     PUBLIC_ROWS,
     EpsilonRange,
+    RealRange,
     check_noise_generator,
     fit_public_preprocessor,
     on_private_rows,
@@ -88,7 +87,7 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
 
     _parameter_constraints: dict = {
         "epsilon": [EpsilonRange()],
-        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "delta": [RealRange(0, 1, closed="neither")],
         "classes": ["array-like", None],
         "accountant": [None, BudgetAccountant],
         "random_state": ["random_state"],

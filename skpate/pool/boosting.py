@@ -25,7 +25,6 @@ sigma``-GDP ([DRS22] Thm. 2.7, Cor. 3.3); ``sigma`` is set from the budget befor
 the fit.
 """
 
-import numbers
 import warnings
 
 import numpy as np
@@ -33,10 +32,10 @@ import scipy.sparse as sp
 from scipy.special import logsumexp, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import _num_samples
 
-from .._validation import Count
+from .._validation import Count, RealRange
 from ..base import PublishedModelMixin
 from ..preprocessing import PublicPreprocessor
 from ..privacy.calibration import binned_sum_sigma
@@ -386,12 +385,12 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         "n_rounds": [Count(1, MAX_ROUNDS), StrOptions({"auto"})],
         "n_trees": [Count(0, MAX_ROUNDS), StrOptions({"auto"})],
         "max_depth": [Count(1, 32)],
-        "min_bin_rows": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "min_bin_rows": [RealRange(0, None, closed="neither"), StrOptions({"auto"})],
         # A softmax gradient's norm is at most sqrt(2): a larger clip clips nothing and only adds noise.
-        "clip": [Interval(numbers.Real, MIN_CLIP, np.sqrt(2.0), closed="both")],
+        "clip": [RealRange(MIN_CLIP, np.sqrt(2.0), closed="both")],
         # Bounds far outside any useful value, inside which the steps' arithmetic stays finite.
-        "learning_rate": [Interval(numbers.Real, 0, MAX_LEARNING_RATE, closed="right")],
-        "prior_std": [Interval(numbers.Real, MIN_PRIOR_STD, MAX_PRIOR_STD, closed="both")],
+        "learning_rate": [RealRange(0, MAX_LEARNING_RATE, closed="right")],
+        "prior_std": [RealRange(MIN_PRIOR_STD, MAX_PRIOR_STD, closed="both")],
         "merge_bins": ["boolean"],
     }
 
@@ -436,11 +435,12 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         self.preprocessor_, Z_public = public
         Z_public = _dense(Z_public)
         mu = float(gdp_mu(self.epsilon, self.delta))
+        clip = float(self.clip)  # a Fraction or float16 computes alike
         if self.min_bin_rows == "auto":  # public quantities: n_private, the public rows, the budget
             base = n_private / AUTO_BINS
             edges = public_bin_edges(Z_public, base * n_public / n_private)
             rounds = sum(self._rounds(sum(e.size > 0 for e in edges), mu))
-            noise_rows = BIN_NOISE_RATIO * binned_sum_sigma(self.clip, rounds, mu) / self.clip
+            noise_rows = BIN_NOISE_RATIO * binned_sum_sigma(clip, rounds, mu) / clip
             self.min_bin_rows_ = max(base, min(noise_rows, n_private / MIN_BINS))
         else:
             self.min_bin_rows_ = float(self.min_bin_rows)
@@ -459,7 +459,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         self.n_rounds_, self.n_trees_ = self._rounds(len(splittable), mu)
         cycles = [rng.permutation(splittable) for _ in range(-(-self.n_rounds_ // len(splittable)))]
         self.round_features_ = np.concatenate(cycles)[: self.n_rounds_]
-        self.sigma_ = binned_sum_sigma(self.clip, self.n_rounds_ + self.n_trees_, mu)
+        self.sigma_ = binned_sum_sigma(clip, self.n_rounds_ + self.n_trees_, mu)
 
         # 2. The private rows: one noisy release of clipped gradient sums per round.
         Z_private = _dense(private_matrix(private_features(self.preprocessor_, X_private, Z_public, name), name))
@@ -468,19 +468,21 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         F_private, F_public = np.zeros((n_private, classes.size)), np.zeros((n_public, classes.size))
         partitions, values = [], []
 
+        learning_rate, prior_std = float(self.learning_rate), float(self.prior_std)
+
         def boost(partition):
             cells_private, cells_public = partition.apply(Z_private), partition.apply(Z_public)
             sums = noisy_bin_sums(
-                cells_private, codes, softmax(F_private, axis=1), self.clip, partition.n_cells, self.sigma_, rng
+                cells_private, codes, softmax(F_private, axis=1), clip, partition.n_cells, self.sigma_, rng
             )
             p = softmax(F_public, axis=1)
             hessians = ratio * np.stack(
                 [np.bincount(cells_public, weights=h, minlength=partition.n_cells) for h in (p * (1.0 - p)).T], axis=1
             )
             if self.merge_bins and isinstance(partition, FeatureBins):  # ordered bins: runs of like bins pool
-                step = segmented_bin_values(sums, hessians, self.sigma_, self.learning_rate, self.prior_std)
+                step = segmented_bin_values(sums, hessians, self.sigma_, learning_rate, prior_std)
             else:
-                step = _bin_values(sums, hessians, self.sigma_, self.learning_rate, self.prior_std)
+                step = _bin_values(sums, hessians, self.sigma_, learning_rate, prior_std)
             F_private[:] += step[cells_private]
             F_public[:] += step[cells_public]
             partitions.append(partition)
@@ -501,7 +503,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         return (
             f"noisy boosting, {self.n_rounds_ + self.n_trees_} rounds ({self.n_rounds_} over one feature's public "
             f"bins, {self.n_trees_} over a random public tree's leaves) of per-cell clipped gradient sums "
-            f"(clip={self.clip:g}, sigma={self.sigma_:.4g})"
+            f"(clip={float(self.clip):g}, sigma={self.sigma_:.4g})"
         )
 
     def __sklearn_tags__(self):

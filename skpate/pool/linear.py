@@ -15,8 +15,6 @@ adjacency; under adding or removing a row (Opacus's relation, an option) the
 sum moves by at most ``C`` and the count is released once with noise.
 """
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
@@ -24,9 +22,9 @@ from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
 
-from .._validation import Count
+from .._validation import Count, RealRange
 from ..base import PublishedModelMixin
 from ..privacy.calibration import gradient_sigma, private_budget_split
 from ..privacy.gdp import gdp_mu
@@ -168,11 +166,11 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
         **BasePoolClassifier._parameter_constraints,
         "preprocessor": [StrOptions({"passthrough"}), HasMethods(["fit", "transform"]), None],
         "n_iter": [Count(1)],
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
-        "clip": [Interval(numbers.Real, 0, None, closed="neither")],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="left")],
-        "norm_quantile": [Interval(numbers.Real, 0, 1, closed="right")],
-        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
+        "learning_rate": [RealRange(0, None, closed="neither")],
+        "clip": [RealRange(0, None, closed="neither")],
+        "intercept_scaling": [RealRange(0, None, closed="left")],
+        "norm_quantile": [RealRange(0, 1, closed="right")],
+        "alpha": [RealRange(0, None, closed="neither")],
         "neighboring": [StrOptions({"replace-one", "add-remove"})],
     }
 
@@ -201,7 +199,7 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
     def _fit_public(self, X_public, name):
         """The base's ``(preprocessor, Z_public)`` and the public rows' ``norm_quantile`` norm (the radius)."""
         preprocessor, Z_public = super()._fit_public(X_public, name)  # dense or CSR (one-hot): both work below
-        radius = float(np.quantile(row_norms(Z_public), self.norm_quantile))
+        radius = float(np.quantile(row_norms(Z_public), float(self.norm_quantile)))
         if not radius > 0:
             raise ValueError(
                 f"the norm_quantile={self.norm_quantile} quantile of the public rows' norms (after the preprocessor) "
@@ -216,23 +214,26 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
         Z_private = private_features(self.preprocessor_, X_private, Z_public, name)
         A_public, A = self._design(Z_public), self._design(private_matrix(Z_private, name))
         gram = A_public.T @ A_public
-        gram = (gram.toarray() if sp.issparse(gram) else gram) / A_public.shape[0] + self.alpha * np.eye(A.shape[1])
+        gram = (gram.toarray() if sp.issparse(gram) else gram) / A_public.shape[0] + float(self.alpha) * np.eye(
+            A.shape[1]
+        )
         preconditioner = cho_factor(gram)  # public: free
         steps_mu, count_sigma = private_budget_split(float(gdp_mu(self.epsilon, self.delta)), self.neighboring)
-        self.sigma_ = gradient_sigma(self.clip, self.n_iter, steps_mu, self.neighboring)
+        clip, learning_rate = float(self.clip), float(self.learning_rate)  # a Fraction or float16 computes alike
+        self.sigma_ = gradient_sigma(clip, self.n_iter, steps_mu, self.neighboring)
         # The mean's denominator: public under replacement; a noisy count (at least 1) under add/remove.
         n_rows = A.shape[0] if count_sigma is None else max(1.0, A.shape[0] + rng.normal(0.0, count_sigma))
         W = np.zeros((A.shape[1], classes.size))
         a_norms = row_norms(A)
         for _ in range(self.n_iter):
-            noisy = clipped_gradient(A, W, codes, self.clip, a_norms) + rng.normal(0.0, self.sigma_, W.shape)
-            W -= self.learning_rate * cho_solve(preconditioner, noisy / n_rows)
-        self.coef_, self.intercept_ = W[:-1].T.copy(), W[-1] * self.intercept_scaling
+            noisy = clipped_gradient(A, W, codes, clip, a_norms) + rng.normal(0.0, self.sigma_, W.shape)
+            W -= learning_rate * cho_solve(preconditioner, noisy / n_rows)
+        self.coef_, self.intercept_ = W[:-1].T.copy(), W[-1] * float(self.intercept_scaling)
         self.model_ = SoftmaxModel(self.preprocessor_, self.radius_, self.coef_, self.intercept_, classes)
 
     def _mechanism(self):
         return (
-            f"noisy gradient descent, {self.n_iter} steps of clipped gradient sums (clip={self.clip:g}, "
+            f"noisy gradient descent, {self.n_iter} steps of clipped gradient sums (clip={float(self.clip):g}, "
             f"sigma={self.sigma_:.4g})"
         )
 

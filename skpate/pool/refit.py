@@ -14,15 +14,20 @@ class shares of the previous round's counts, so the partition follows the
 decision boundary more closely.
 """
 
-import numbers
-
 import numpy as np
 from sklearn.base import MetaEstimatorMixin, clone
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils import get_tags
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
 
-from .._validation import Count, check_handles_unknown, fit_public_preprocessor, on_private_rows, within_float32
+from .._validation import (
+    Count,
+    RealRange,
+    check_handles_unknown,
+    fit_public_preprocessor,
+    on_private_rows,
+    within_float32,
+)
 from ..privacy import Cost
 from ..privacy.calibration import budget_cost, count_sigma, gaussian_share_epsilon
 from ._base import BasePoolClassifier, private_features, public_matrix
@@ -157,7 +162,7 @@ class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolC
         **BasePoolClassifier._parameter_constraints,
         "pate": [HasMethods(["fit", "predict", "planned_cost"])],
         "preprocessor": [StrOptions({"passthrough"}), HasMethods(["fit", "transform"])],
-        "refit_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "refit_share": [RealRange(0, 1, closed="neither")],
         "n_refits": [Count(1)],
         "n_estimators": [Count(1)],
         "min_samples_leaf": [Count(1)],

@@ -14,11 +14,11 @@ import threading
 import uuid
 import weakref
 from datetime import datetime, timezone
-from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, validate_parameter_constraints
+from sklearn.utils._param_validation import validate_parameter_constraints
 
+from .._validation import RealRange
 from .cost import Cost
 from .gdp import gdp_epsilon, gdp_mu
 from .rdp import check_delta, check_orders
@@ -95,8 +95,8 @@ class BudgetFilters:
     """
 
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, np.inf, closed="neither")],
-        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "epsilon": [RealRange(0, np.inf, closed="neither")],
+        "delta": [RealRange(0, 1, closed="neither")],
         "orders": [None, "array-like"],
     }
 
