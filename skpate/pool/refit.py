@@ -203,6 +203,13 @@ class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolC
                 "LeafRefitClassifier plans the PATE part's noise before the fit from the number of classes: pass "
                 "classes=[...] to plan it without data."
             )
+        if getattr(self.pate, "neighboring", "replace-one") != "replace-one":
+            # Its noise would be sized for adding or removing a row: replacing one moves its release twice as far.
+            raise ValueError(
+                f"pate={type(self.pate).__name__}(neighboring={self.pate.neighboring!r}): LeafRefitClassifier's "
+                "guarantee is for replacing one row, under which a part calibrated for adding or removing one costs "
+                "twice its budget's mu. Set pate__neighboring='replace-one'."
+            )
         pate = clone(self.pate).set_params(delta=self.delta, classes=classes, accountant=None)
         refit = self._refit_cost()
 

@@ -11,11 +11,13 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skpate import (
+    CellCountClassifier,
     ConfidentGNMax,
     GNMax,
     InteractiveGNMax,
     LeafRefitClassifier,
     LNMax,
+    NoisyGDClassifier,
     PATEClassifier,
     PrivacyLeakWarning,
     make_tabular_pate,
@@ -169,6 +171,22 @@ def test_a_plan_outside_gaussian_dp_gets_its_budget_by_bisection(data):
     model = refit(epsilon=2.0, pate_params=dict(aggregator=LNMax(scale=10.0)), refit_share=0.5)
     total = model.planned_cost(600)
     assert total.pure and 1.9 < total.epsilon(1e-5)[0] <= 2.0
+
+
+@pytest.mark.parametrize("part", [NoisyGDClassifier, CellCountClassifier])
+def test_a_pool_part_calibrated_for_add_remove_is_refused_before_the_budget(data, part):
+    """Replacing one row moves an add/remove part's release twice as far as its noise was sized for: a fit that took
+    it reported epsilon 1.0 for a replace-one epsilon of 1.65 (NoisyGD) or 1.25 (CellCount)."""
+    X, y, X_public, _, _ = data
+    accountant = RDPAccountant(epsilon=4.0, delta=1e-5)
+    model = LeafRefitClassifier(part(neighboring="add-remove"), epsilon=1.0, classes=["neg", "pos"])
+    with pytest.raises(ValueError, match=r"neighboring='add-remove'.* Set pate__neighboring='replace-one'"):
+        model.set_params(accountant=accountant).fit(X, y, X_public=X_public)
+    with pytest.raises(ValueError, match="pate__neighboring='replace-one'"):
+        model.planned_cost(len(X_public))
+    assert accountant.n_fits == 0
+    model.set_params(pate__neighboring="replace-one").fit(X, y, X_public=X_public)
+    assert model.privacy_spent_[0] == pytest.approx(1.0) and accountant.n_fits == 1
 
 
 def test_an_accountant_reserves_both_parts_and_keeps_the_charge_of_a_failed_fit(data):
