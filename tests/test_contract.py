@@ -317,6 +317,9 @@ def test_a_fit_that_fails_leaves_the_estimator_as_it_was(name, rows):
     estimator = make(name, **failing)
     if name == "PATEClassifier":
         estimator.set_params(estimator=make_pipeline(step, DecisionTreeClassifier(max_depth=3)))
+    if name == "PrivateModelSelection":
+        candidates = [(key, clone(candidate).set_params(preprocessor=step)) for key, candidate in estimator.candidates]
+        estimator.set_params(candidates=candidates)
     with pytest.raises(ValueError, match="failed on the private rows|could not be fit"):  # inside the charged fit
         estimator.fit(broken, y, X_public=X_public)
     assert not hasattr(estimator, "privacy_spent_") and not hasattr(estimator, "classes_")
@@ -326,6 +329,21 @@ def test_a_fit_that_fails_leaves_the_estimator_as_it_was(name, rows):
         estimator.fit(broken, y, X_public=X_public)
     assert vars(estimator).keys() == before.keys() and all(vars(estimator)[k] is v for k, v in before.items())
     np.testing.assert_array_equal(estimator.predict_proba(X_eval), proba)
+
+
+DEFAULT_PREPROCESSING = [n for n in ESTIMATORS if ESTIMATORS[n]().get_params().get("preprocessor") == "auto"]
+
+
+@pytest.mark.parametrize("name", DEFAULT_PREPROCESSING)
+@pytest.mark.parametrize("value", [np.nan, np.inf, -1e308, "a string"])
+def test_the_default_preprocessing_accepts_every_private_value(name, rows, value):
+    """A refusal would tell one private row from its neighbour (NoisyGD's StandardScaler default refused NaN, inf
+    and 1e308, whose scaling overflows)."""
+    X, y, X_public, _, _ = rows
+    changed = pd.DataFrame(X).astype(object)
+    changed.iloc[0, 0] = value
+    model = make(name).fit(changed, y, X_public=pd.DataFrame(X_public))
+    assert model.privacy_spent_[0] <= EPSILON
 
 
 @pytest.mark.parametrize("name", [n for n in ESTIMATORS if "preprocessor" in ESTIMATORS[n]().get_params()])

@@ -108,7 +108,9 @@ ESTIMATORS = [
     ),  # fmt: skip
     _TabularRowsAsPublicPool(epsilon=1000.0, n_teachers=2, n_rounds=1, random_state=0),
     _CellsRowsAsPublicPool(epsilon=1000.0, n_cells=3, n_partitions=3, random_state=0),
+    _CellsRowsAsPublicPool(epsilon=1000.0, n_cells=3, n_partitions=3, preprocessor="passthrough", random_state=0),
     _NoisyGDRowsAsPublicPool(epsilon=1000.0, random_state=0),
+    _NoisyGDRowsAsPublicPool(epsilon=1000.0, preprocessor="passthrough", random_state=0),  # sparse rows too
     _BoostingRowsAsPublicPool(epsilon=1000.0, random_state=0),
     _BoostingRowsAsPublicPool(epsilon=1000.0, preprocessor="passthrough", random_state=0),  # sparse rows too
     _SelectionRowsAsPublicPool(

@@ -263,7 +263,7 @@ def test_errors_on_the_shape_or_type_of_the_rows_keep_the_fix_and_drop_the_value
         "complex y": (numbers, np.where(y == CLASSES[0], NUMBER + 1j, 1j), public),
     }[shape]
     with pytest.raises(ValueError, match="the values are not shown") as raised:
-        _estimator(name, "passthrough" if name != "NoisyGDClassifier" else None).fit(*rows[:2], X_public=rows[2])
+        _estimator(name, "passthrough" if name != "NoisyGDClassifier" else "auto").fit(*rows[:2], X_public=rows[2])
     assert_quotes_nothing(error_text(raised.value))
     if shape.endswith("X") and shape != "complex X":
         assert "Reshape your data" in str(raised.value)
@@ -293,7 +293,7 @@ def _plain(name):
     if name in ("CellCountClassifier", "LeafRefitClassifier", "NoisyBoostingClassifier"):
         return _estimator(name, "passthrough")
     if name == "NoisyGDClassifier":
-        return _estimator(name, None)
+        return _estimator(name, "auto")
     if name == "PrivateModelSelection":
         return _estimator(name, "passthrough")
     if name == "PATEClassifier":

@@ -140,6 +140,13 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         """The preprocessor the fit applies, unfitted ("passthrough": none), the learner's default resolved."""
         return self.preprocessor
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if isinstance(self.preprocessor, str) and self.preprocessor == "auto":  # PublicPreprocessor's inputs
+            tags.input_tags.allow_nan = True
+            tags.input_tags.string = True
+        return tags
+
     def check_public(self, X_public):
         """Refuse, for free, what a fit would refuse on the public rows alone: :meth:`_check_public` of their
         number and :meth:`_fit_public`, discarded.

@@ -508,10 +508,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        if isinstance(self.preprocessor, str) and self.preprocessor == "auto":  # PublicPreprocessor's inputs
-            tags.input_tags.allow_nan = True
-            tags.input_tags.string = True
-        elif isinstance(self.preprocessor, str):  # "passthrough": a sparse matrix is binned as its dense rows
+        if isinstance(self.preprocessor, str) and self.preprocessor == "passthrough":  # binned as its dense rows
             tags.input_tags.sparse = True
         return tags
 

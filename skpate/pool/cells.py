@@ -6,6 +6,7 @@ from sklearn.utils import check_array
 from sklearn.utils._param_validation import HasMethods, StrOptions
 
 from .._validation import Count, check_generator
+from ..preprocessing import PublicPreprocessor
 from ..privacy.calibration import count_sigma
 from ..privacy.gdp import gdp_mu
 from ._base import BasePoolClassifier, private_features, private_matrix
@@ -74,9 +75,12 @@ class CellCountClassifier(PredictsWithCountsMixin, BasePoolClassifier):
     accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
         Budget shared across fits: the fit reserves ``epsilon`` with it before
         reading a private row, and is refused if it does not fit.
-    preprocessor : transformer or "passthrough", default="passthrough"
+    preprocessor : "auto", "passthrough" or transformer, default="auto"
         Fitted on the public rows (e.g. a scaler and a whitening PCA); its
-        output may be sparse.
+        output may be sparse. ``"auto"``:
+        :class:`~skpate.preprocessing.PublicPreprocessor` (categories one-hot,
+        missing values imputed, numbers clipped to the public range and
+        scaled to [-1, 1]; every private row has an encoding).
         A step with ``handle_unknown="error"`` is refused before the fit (a
         private category the public rows never showed would fail it, quoted);
         a failure on the private rows is a ``ValueError`` that quotes none.
@@ -117,14 +121,14 @@ class CellCountClassifier(PredictsWithCountsMixin, BasePoolClassifier):
 
     _parameter_constraints = {
         **BasePoolClassifier._parameter_constraints,
-        "preprocessor": [StrOptions({"passthrough"}), HasMethods(["fit", "transform"])],
+        "preprocessor": [StrOptions({"auto", "passthrough"}), HasMethods(["fit", "transform"])],
         "n_cells": [Count(2)],
         "n_partitions": [Count(1)],
         "neighboring": [StrOptions({"replace-one", "add-remove"})],
     }
 
     def __init__(
-        self, *, epsilon=1.0, delta=1e-5, classes=None, accountant=None, preprocessor="passthrough", n_cells=500,
+        self, *, epsilon=1.0, delta=1e-5, classes=None, accountant=None, preprocessor="auto", n_cells=500,
         n_partitions=20, neighboring="replace-one", random_state=None,
     ):  # fmt: skip
         self.epsilon = epsilon
@@ -144,6 +148,9 @@ class CellCountClassifier(PredictsWithCountsMixin, BasePoolClassifier):
                 "Lower n_cells or pass more public rows."
             )
 
+    def _preprocessor(self):
+        return PublicPreprocessor() if self.preprocessor == "auto" else self.preprocessor  # accepts every row
+
     def _fit_pool(self, X_private, y_private, X_public, public, classes, rng, plan):
         codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
         name = type(self).__name__
@@ -162,5 +169,6 @@ class CellCountClassifier(PredictsWithCountsMixin, BasePoolClassifier):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True  # k-means and the counts take sparse rows
+        # k-means and the counts take sparse rows; PublicPreprocessor ("auto") does not
+        tags.input_tags.sparse = not (isinstance(self.preprocessor, str) and self.preprocessor == "auto")
         return tags

@@ -20,12 +20,14 @@ import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import HasMethods, StrOptions
 
 from .._validation import Count, RealRange
 from ..base import PublishedModelMixin
+from ..preprocessing import PublicPreprocessor
 from ..privacy.calibration import gradient_sigma, private_budget_split
 from ..privacy.gdp import gdp_mu
 from ._base import BasePoolClassifier, private_features, private_matrix
@@ -100,8 +102,11 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
     accountant : skpate.privacy.RDPAccountant or PrivacyLedger, default=None
         Budget shared across fits: the fit reserves ``epsilon`` with it before
         reading a private row, and is refused if it does not fit.
-    preprocessor : transformer, "passthrough" or None, default=None
-        Fitted on the public rows only; None is a ``StandardScaler``. A
+    preprocessor : "auto", "passthrough" or transformer, default="auto"
+        Fitted on the public rows only. ``"auto"``:
+        :class:`~skpate.preprocessing.PublicPreprocessor` (categories one-hot,
+        missing values imputed, numbers clipped to the public range; every
+        private row has an encoding) followed by a ``StandardScaler``. A
         whitening PCA (``make_pipeline(StandardScaler(), PCA(k, whiten=True))``)
         suits many correlated features: fewer dimensions, less noise. Its
         output may be sparse (e.g. one-hot columns); it must be finite.
@@ -164,7 +169,7 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
 
     _parameter_constraints = {
         **BasePoolClassifier._parameter_constraints,
-        "preprocessor": [StrOptions({"passthrough"}), HasMethods(["fit", "transform"]), None],
+        "preprocessor": [StrOptions({"auto", "passthrough"}), HasMethods(["fit", "transform"])],
         "n_iter": [Count(1)],
         "learning_rate": [RealRange(0, None, closed="neither")],
         "clip": [RealRange(0, None, closed="neither")],
@@ -175,7 +180,7 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
     }
 
     def __init__(
-        self, *, epsilon=1.0, delta=1e-5, classes=None, accountant=None, preprocessor=None, n_iter=50,
+        self, *, epsilon=1.0, delta=1e-5, classes=None, accountant=None, preprocessor="auto", n_iter=50,
         learning_rate=1.0, clip=0.5, intercept_scaling=1.0, norm_quantile=0.5, alpha=1e-3, neighboring="replace-one",
         random_state=None,
     ):  # fmt: skip
@@ -194,7 +199,15 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
         self.random_state = random_state
 
     def _preprocessor(self):
-        return StandardScaler() if self.preprocessor is None else self.preprocessor
+        if self.preprocessor == "auto":  # accepts every private row: a refusal would depend on one
+            return make_pipeline(PublicPreprocessor(), StandardScaler())
+        return self.preprocessor
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if isinstance(self.preprocessor, str) and self.preprocessor == "passthrough":  # the steps take CSR rows
+            tags.input_tags.sparse = True
+        return tags
 
     def _fit_public(self, X_public, name):
         """The base's ``(preprocessor, Z_public)`` and the public rows' ``norm_quantile`` norm (the radius)."""
