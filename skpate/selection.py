@@ -37,7 +37,7 @@ import numpy as np
 from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
-from sklearn.utils import _safe_indexing
+from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
@@ -137,8 +137,9 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
     ----------
     candidates : list of (str, estimator)
         Named, unfitted private estimators (cloned). Their ``epsilon``,
-        ``delta``, ``classes``, ``accountant`` and ``random_state`` are set by
-        the selection. :func:`grid_candidates` expands a parameter grid,
+        ``delta``, ``classes`` and ``random_state`` are set by the selection;
+        their ``accountant`` must be None (the selection's reserves the whole
+        cost; refused otherwise). :func:`grid_candidates` expands a parameter grid,
         :func:`sampled_candidates` draws settings from distributions.
     epsilon : float > 0, default=1.0
         The whole budget, fixed before the fit.
@@ -235,6 +236,12 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
                     f"candidate {name!r} is not a private skpate estimator (it lacks {missing or 'planned_cost'}); "
                     "candidates are estimators such as NoisyGDClassifier, LeafRefitClassifier or PATEClassifier."
                 )
+            if estimator.get_params(deep=False).get("accountant") is not None:  # it would be dropped, not charged
+                raise ValueError(
+                    f"candidate {name!r} has an accountant of its own, which the selection would not charge: it "
+                    "reserves every candidate's cost with its own accountant. Pass accountant= to the selection "
+                    f"and set {name}'s accountant to None."
+                )
             # A step that would fail on (and quote) an unknown private category: refused from the configuration.
             check_handles_unknown(estimator.get_params(deep=False).get("preprocessor"), f"candidate {name!r}")
             names.append(name)
@@ -318,6 +325,18 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         """
         self._validate_params()
         return self._plan(n_public, self.classes)[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        try:
+            inputs = [get_tags(estimator).input_tags for _, estimator in self.candidates]
+        except (TypeError, ValueError):  # candidates fit refuses: fit says why
+            return tags
+        if inputs:  # what every candidate takes: the chosen one must read the rows it is given
+            tags.input_tags.allow_nan = all(tag.allow_nan for tag in inputs)
+            tags.input_tags.string = all(tag.string for tag in inputs)
+            tags.input_tags.sparse = all(tag.sparse for tag in inputs)
+        return tags
 
     # --------------------------------------------------------------- fit
 

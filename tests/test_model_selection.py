@@ -121,6 +121,20 @@ def test_the_accountant_reserves_the_whole_selection_once(binary_split):
         _search(accountant=accountant).fit(X, y, X_public=X_public)
 
 
+def test_a_candidate_with_an_accountant_of_its_own_is_refused_before_the_budget(binary_split):
+    """The selection reserves every candidate's cost with its own accountant: a candidate's would be dropped, and
+    record nothing of a release (it did, silently)."""
+    X, y, X_public, _ = binary_split
+    own, outer = RDPAccountant(epsilon=3.0, delta=1e-5), RDPAccountant(epsilon=3.0, delta=1e-5)
+    search = _search(accountant=outer)
+    search.set_params(candidates=[("linear", NoisyGDClassifier(accountant=own)), search.candidates[1]])
+    with pytest.raises(ValueError, match="candidate 'linear' has an accountant of its own.*set linear's accountant"):
+        search.fit(X, y, X_public=X_public)
+    with pytest.raises(ValueError, match="accountant of its own"):
+        search.planned_cost(len(X_public))
+    assert own.n_fits == 0 and outer.n_fits == 0
+
+
 def test_non_gaussian_and_non_private_candidates_are_refused_with_the_fix(binary_split):
     X, y, X_public, _ = binary_split
     laplace = PATEClassifier(DecisionTreeClassifier(), n_teachers=5, aggregator=LNMax(scale=10.0), epsilon=None)

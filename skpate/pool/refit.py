@@ -91,9 +91,11 @@ class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolC
     Parameters
     ----------
     pate : PATEClassifier or TabularPATEClassifier
-        Unfitted; cloned. Its ``epsilon``, ``delta``, ``classes`` and
-        ``accountant`` are set by this estimator (its share of the budget);
-        it keeps its own ``random_state`` (ignored by an unseeded fit). With
+        Unfitted; cloned. Its ``epsilon``, ``delta`` and ``classes`` are set
+        by this estimator (its share of the budget); its ``accountant`` must
+        be None (this estimator's reserves the whole cost) and a pool part's
+        ``neighboring`` "replace-one" (both refused otherwise); it keeps its
+        own ``random_state`` (ignored by an unseeded fit). With
         ``warm_start=True``, a refit reuses the teachers of ``pate_``.
     epsilon : float > 0, default=1.0
         The whole budget, fixed before the fit.
@@ -202,6 +204,12 @@ class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolC
             raise ValueError(
                 "LeafRefitClassifier plans the PATE part's noise before the fit from the number of classes: pass "
                 "classes=[...] to plan it without data."
+            )
+        if getattr(self.pate, "accountant", None) is not None:  # it would be dropped: this estimator reserves all
+            raise ValueError(
+                "pate has an accountant of its own, which LeafRefitClassifier would not charge: it reserves the whole "
+                "cost (the PATE part's and the refits') with its own accountant. Pass accountant= to "
+                "LeafRefitClassifier and set pate__accountant=None."
             )
         if getattr(self.pate, "neighboring", "replace-one") != "replace-one":
             # Its noise would be sized for adding or removing a row: replacing one moves its release twice as far.

@@ -53,6 +53,13 @@ class CostTerm(NamedTuple):
     on: str = "all"
 
 
+def _count(count):
+    """``count`` as a Python int >= 0 (a numpy integer would wrap around in arithmetic; a bool is no count)."""
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 0:
+        raise ValueError(f"a cost's pure parts are (epsilon_0, count) with a count >= 0, got count {count!r}.")
+    return int(count)
+
+
 @dataclass(frozen=True)
 class Cost:
     """A-priori privacy cost of mechanisms run one after the other.
@@ -81,9 +88,14 @@ class Cost:
         # float64 and Python ints, whatever numpy types the parts came in: float16 rounds a cost (and 2 / 300^2
         # underflows to 0), a uint8 count wraps around.
         object.__setattr__(self, "mu_squared", as_float64(self.mu_squared))
-        object.__setattr__(self, "pure", tuple((as_float64(eps0), int(count)) for eps0, count in self.pure))
+        object.__setattr__(self, "pure", tuple((as_float64(eps0), _count(count)) for eps0, count in self.pure))
         if self.release is not None:
             object.__setattr__(self, "release", tuple(as_float64(part) for part in self.release))
+        # A negative or NaN part would refill a budget it is charged to (a cost is never negative).
+        if not self.mu_squared >= 0 or any(not eps0 >= 0 for eps0, _ in self.pure):
+            raise ValueError(f"a cost's mu_squared and pure epsilons are >= 0 (inf: no privacy), got {self!r}.")
+        if self.release is not None and (len(self.release) != 2 or not all(0 < part < np.inf for part in self.release)):
+            raise ValueError(f"a cost's release is (beta, sigma), both finite and > 0, got {self.release!r}.")
 
     def __add__(self, other):
         if self.release is not None and other.release is not None:

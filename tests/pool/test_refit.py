@@ -189,6 +189,21 @@ def test_a_pool_part_calibrated_for_add_remove_is_refused_before_the_budget(data
     assert model.privacy_spent_[0] == pytest.approx(1.0) and accountant.n_fits == 1
 
 
+def test_a_pate_part_with_an_accountant_of_its_own_is_refused_before_the_budget(data):
+    """The refit reserves the whole cost with its own accountant: the part's would be dropped, and record nothing of
+    a release of epsilon 1.94 (it did, silently)."""
+    X, y, X_public, _, _ = data
+    own = RDPAccountant(epsilon=4.0, delta=1e-5)
+    model = refit(epsilon=2.0, pate_params=dict(accountant=own))
+    with pytest.raises(ValueError, match="pate has an accountant of its own.* set pate__accountant=None"):
+        model.fit(X, y, X_public=X_public)
+    with pytest.raises(ValueError, match="accountant of its own"):
+        model.planned_cost(len(X_public))
+    assert own.n_fits == 0
+    model.set_params(pate__accountant=None, accountant=own).fit(X, y, X_public=X_public)
+    assert own.n_fits == 1
+
+
 def test_an_accountant_reserves_both_parts_and_keeps_the_charge_of_a_failed_fit(data):
     X, y, X_public, _, _ = data
     accountant = RDPAccountant(epsilon=4.0, delta=1e-5)

@@ -216,6 +216,29 @@ def test_charges_are_costs():
         accountant.reserve(np.zeros(2))
 
 
+@pytest.mark.parametrize(
+    "parts",
+    [
+        dict(mu_squared=-50.0),
+        dict(mu_squared=np.nan),
+        dict(pure=((-5.0, 1),)),
+        dict(pure=((1.0, -10),)),
+        dict(pure=((1.0, True),)),
+        dict(pure=((np.nan, 1),)),
+        dict(release=(-0.1, 3.0)),
+        dict(release=(0.1, np.inf)),
+    ],
+)
+def test_a_negative_or_nan_cost_is_refused_so_no_charge_refills_a_budget(parts):
+    """Admitted, ``Cost(mu_squared=-50)`` let twenty fits of epsilon 0.9 in under a budget of 1 (the audit)."""
+    with pytest.raises(ValueError, match="a cost's"):
+        Cost(**parts)
+    accountant = RDPAccountant(epsilon=1.0, delta=1e-5)
+    accountant.settle(accountant.reserve(Cost(mu_squared=0.01)), Cost(mu_squared=0.01))
+    assert accountant.spent_epsilon > 0
+    assert Cost(mu_squared=np.inf, pure=((np.inf, 0),)).mu_squared == np.inf  # no privacy is a cost, not an error
+
+
 def test_a_settled_charge_is_final():
     accountant = RDPAccountant(epsilon=5.0, delta=1e-5)
     index = accountant.reserve(Cost(mu_squared=0.1), label="fit")
