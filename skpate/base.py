@@ -25,6 +25,7 @@ from sklearn.utils.validation import (
 
 from ._validation import check_classes, check_delta_for_rows, fit_in_noise_scope, public_rows, split_private_public
 from .privacy.accountant import fit_params
+from .privacy.cost import replace_one_cost
 
 __all__ = ["PrivateClassifierMixin", "PublishedModelMixin", "charge_record", "charged"]
 
@@ -35,13 +36,17 @@ def charge_record(estimator):
 
 
 @contextmanager
-def charged(accountant, cost, label, estimator=None):
+def charged(accountant, cost, label, estimator=None, neighboring="replace-one"):
     """Reserve ``cost`` with ``accountant`` (if any) before the block reads a private row; charge it after.
 
     The planned cost stays charged whether the block succeeds or raises: once private rows were read,
     the fit is paid for (fail closed). A fit the budget cannot cover raises before the block runs.
-    ``estimator``'s delta and parameters go into the accountant's history.
+    ``estimator``'s delta and parameters go into the accountant's history. A budget is for replacing one
+    row: a cost stated for adding or removing one is charged as its replace-one cost (``replace_one_cost``).
     """
+    cost = replace_one_cost(cost, neighboring)
+    if neighboring != "replace-one":
+        label = f"{label} ({neighboring} cost, charged for replace-one)"
     reservation = None if accountant is None else accountant.reserve(cost, label=label, **charge_record(estimator))
     try:
         yield

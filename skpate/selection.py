@@ -368,7 +368,7 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
             candidate.check_public(X_pub)
         rng = check_noise_generator(self.random_state)
         held = self._held_out(_num_samples(X_private), len(planned), rng)  # blind to the rows: before the budget
-        with charged(self.accountant, total, label=f"{name}: {len(planned)} candidates", estimator=self):
+        with charged(self.accountant, total, f"{name}: {len(planned)} candidates", self, neighboring):
             self._select(X_private, y_private, X_pub, planned, total, neighboring, rng, held)
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.classes_ = classes

@@ -208,7 +208,8 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         self._check_public(n_public)
         cost, plan = self._plan(n_public, classes)  # a priori, before any private row is read
         public = self._fit_public(X_pub, name)  # before the budget too: a refusal on the public rows costs nothing
-        with charged(self.accountant, cost, label=f"{name}: {n_public} public rows", estimator=self):
+        relation = getattr(self, "neighboring", "replace-one")
+        with charged(self.accountant, cost, f"{name}: {n_public} public rows", self, relation):
             rng = check_noise_generator(self.random_state)
             self._fit_pool(X_private, y_private, X_pub, public, classes, rng, plan)
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_

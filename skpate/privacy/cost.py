@@ -36,6 +36,7 @@ __all__ = [
     "CostTerm",
     "gaussian_argmax_cost",
     "laplace_argmax_cost",
+    "replace_one_cost",
     "threshold_check_cost",
 ]
 
@@ -200,3 +201,30 @@ def threshold_check_cost(sigma_threshold):
 def laplace_argmax_cost(scale, sensitivity=1.0):
     """LNMax, ``argmax(v + Lap(scale))``: ``2 sensitivity / scale``-DP ([PATE17] Sec. 2.2 / Thm. 3)."""
     return Cost(pure=((2.0 * as_float64(sensitivity) / as_float64(scale), 1),))
+
+
+def replace_one_cost(cost, neighboring):
+    """``cost``, stated for ``neighboring``, as a cost for replacing one row (the budgets' unit).
+
+    A replacement is a removal then an addition. A Gaussian part of sensitivity ``D`` under adding or removing
+    one row moves by at most ``2 D`` under a replacement (triangle inequality), so its ``mu = D / sigma`` doubles
+    ([DRS22] Thm. 2.7) and ``mu^2`` is multiplied by 4; a pure part is ``2 epsilon_0``-DP for the pair
+    (group privacy, Dwork & Roth 2014, Thm. 2.2). A GNSS release has no such conversion here: refused.
+
+    Parameters
+    ----------
+    cost : Cost
+    neighboring : {"replace-one", "add-remove"}
+
+    Returns
+    -------
+    cost : Cost
+        ``cost`` itself for "replace-one".
+    """
+    if neighboring == "replace-one":
+        return cost
+    if neighboring != "add-remove":
+        raise ValueError(f"neighboring must be 'replace-one' or 'add-remove', got {neighboring!r}.")
+    if cost.release is not None:
+        raise ValueError("a cost with a sanitized release has no replace-one conversion for add-remove.")
+    return Cost(4.0 * cost.mu_squared, tuple((2.0 * eps0, count) for eps0, count in cost.pure))

@@ -14,10 +14,11 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.tree import DecisionTreeClassifier
 
-from skpate import ConfidentGNMax, GNMax, LNMax, NoisyGDClassifier, PATEClassifier, Plurality
+from skpate import CellCountClassifier, ConfidentGNMax, GNMax, LNMax, NoisyGDClassifier, PATEClassifier, Plurality
 from skpate.privacy import BudgetExceededError, Cost, RDPAccountant, analyze, gdp_delta, gdp_epsilon, gdp_mu
 from skpate.privacy.accountant import BudgetFilters
 from skpate.privacy.calibration import largest_count
+from skpate.privacy.cost import replace_one_cost
 
 
 @pytest.fixture(scope="module")
@@ -237,6 +238,33 @@ def test_a_negative_or_nan_cost_is_refused_so_no_charge_refills_a_budget(parts):
     accountant.settle(accountant.reserve(Cost(mu_squared=0.01)), Cost(mu_squared=0.01))
     assert accountant.spent_epsilon > 0
     assert Cost(mu_squared=np.inf, pure=((np.inf, 0),)).mu_squared == np.inf  # no privacy is a cost, not an error
+
+
+def test_replace_one_cost_doubles_mu_and_pure_epsilons_of_an_add_remove_cost():
+    """A replacement is a removal and an addition: sensitivity 2 D for a Gaussian part, group privacy for a pure one."""
+    cost = Cost(mu_squared=0.25, pure=((0.5, 3),))
+    assert replace_one_cost(cost, "replace-one") is cost
+    assert replace_one_cost(cost, "add-remove") == Cost(mu_squared=1.0, pure=((1.0, 3),))
+    with pytest.raises(ValueError, match="no replace-one conversion"):
+        replace_one_cost(Cost(release=(0.1, 3.0)), "add-remove")
+    with pytest.raises(ValueError, match="neighboring must be"):
+        replace_one_cost(cost, "add-one")
+
+
+@pytest.mark.parametrize("estimator", [CellCountClassifier, NoisyGDClassifier])
+def test_an_add_remove_fit_is_charged_its_replace_one_cost(binary_split, estimator):
+    """A budget is for replacing one row. Charged at their add-remove mu, eight CellCount fits of epsilon 0.3 went
+    in under a budget of 1 whose releases are epsilon 1.43 under replace-one (the audit)."""
+    X, y, X_public, _ = binary_split
+    accountant = RDPAccountant(epsilon=4.0, delta=1e-5)
+    model = estimator(epsilon=0.3, classes=[0, 1], neighboring="add-remove", accountant=accountant, random_state=0)
+    model.fit(X, y, X_public=X_public)
+    expected = RDPAccountant(epsilon=4.0, delta=1e-5)
+    replaced = Cost(mu_squared=4.0 * gdp_mu(0.3, 1e-5) ** 2)
+    expected.settle(expected.reserve(replaced), replaced)
+    assert accountant.spent_epsilon == pytest.approx(expected.spent_epsilon, rel=1e-12)
+    assert "charged for replace-one" in accountant.history()[0]["label"]
+    assert model.privacy_spent_ == (0.3, 1e-5)  # the fit's own guarantee, for adding or removing one row
 
 
 def test_a_settled_charge_is_final():
