@@ -590,6 +590,22 @@ def fit_public_preprocessor(preprocessor, X_public, name="the estimator"):
         ) from error
 
 
+def sanitized_records(caught):
+    """``caught`` warnings as picklable ``(category, text)`` pairs, the text kept for skpate's own only: what a
+    joblib worker that ran a step on private rows returns, for :func:`reemit_sanitized` in the caller."""
+    return [
+        (record.category, str(record.message) if record.category.__module__.split(".")[0] == "skpate" else "")
+        for record in caught
+    ]
+
+
+def reemit_sanitized(records, name, what, stacklevel=2):
+    """Warn again, in the caller, with the ``(category, text)`` pairs of :func:`sanitized_records` (once per
+    category, their texts replaced; skpate's own pass as is)."""
+    caught = [warnings.WarningMessage(text, category, "", 0) for category, text in records]
+    _reemit_sanitized(caught, name, what, stacklevel + 1)
+
+
 def _reemit_sanitized(caught, name, what, stacklevel):
     """Warn again with the categories of ``caught`` (once each), their texts replaced; skpate's own pass as is."""
     seen = set()

@@ -10,6 +10,7 @@ votes only on public rows it has not voted on yet.
 import functools
 import pickle
 import sys
+import warnings
 from collections.abc import Sequence
 
 import joblib
@@ -22,7 +23,7 @@ from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import _num_samples, check_memory
 
-from .._validation import is_semi_supervised, label_dtype
+from .._validation import is_semi_supervised, label_dtype, reemit_sanitized, sanitized_records
 
 __all__ = ["TeacherEnsemble", "non_finite_columns", "schema_hint", "seed_estimator"]
 
@@ -120,9 +121,36 @@ def _stack_rows(top, bottom):
     return np.concatenate([np.asarray(top), np.asarray(bottom)])
 
 
+def _recording(task):
+    """``task`` returning ``(result, records)``: the warnings it raised as :func:`sanitized_records`, which a
+    joblib worker returns to the caller (a worker's own warnings go to its stderr, text and all). A teacher's
+    warning may quote its partition (scikit-learn's "The least populated class in y has only 3 members")."""
+
+    @functools.wraps(task)
+    def run(*args):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = task(*args)
+        return result, sanitized_records(caught)
+
+    return run
+
+
+@_recording
+def _vote_batch(teachers, X_query, classes):
+    """:func:`_vote`, with its warnings (:func:`_recording`): a joblib task of :meth:`TeacherEnsemble.vote`."""
+    return _vote(teachers, X_query, classes)
+
+
+def _warn_again(records):
+    """The teachers' warnings, once per category, their texts not shown."""
+    reemit_sanitized(records, "PATEClassifier", "a teacher (fitted on its partition of the private rows)", 3)
+
+
+@_recording
 @_local_parallelism
 def _fit_and_vote(estimators, partitions, X, y, X_query, classes, X_unlabeled=None):
-    """Fit teachers on their partitions and return them with their votes.
+    """Fit teachers on their partitions and return them with their votes (and their warnings, :func:`_recording`).
 
     Runs in a joblib worker: one call handles a batch of teachers, so the
     query rows are shipped once per batch, not once per teacher. With
@@ -297,14 +325,16 @@ def _train(estimator, seeds, partitions, X_private, y_private, X_query, classes,
         )  # fmt: skip
         for batch in batches
     )
-    fitted, votes, done = [], 0, 0
-    for batch_teachers, batch_votes in results:
+    fitted, votes, done, records = [], 0, 0, []
+    for (batch_teachers, batch_votes), batch_records in results:
+        records.extend(batch_records)
         fitted.extend(batch_teachers)
         votes = votes + batch_votes
         done += len(batch_teachers)
         if progress:  # counts only: never data or votes
             end = "\n" if done == len(teachers) else ""
             print(f"\r[PATEClassifier] teachers {done}/{len(teachers)}", end=end, file=sys.stderr, flush=True)
+    _warn_again(records)
     return fitted, votes
 
 
@@ -427,11 +457,11 @@ class TeacherEnsemble(Sequence):
         """The teachers' vote histograms on ``X``, shape ``(n_rows, n_classes)`` (not remembered)."""
         teachers = self._loaded()
         batches = np.array_split(np.arange(len(teachers)), self.n_batches)
-        return sum(
-            Parallel(n_jobs=self.n_batches)(
-                delayed(_vote)([teachers[i] for i in batch], X, self.classes) for batch in batches
-            )
+        results = Parallel(n_jobs=self.n_batches)(
+            delayed(_vote_batch)([teachers[i] for i in batch], X, self.classes) for batch in batches
         )
+        _warn_again([record for _, records in results for record in records])
+        return sum(votes for votes, _ in results)
 
     def votes(self, X_public, rows):
         """Votes on ``X_public[rows]``: remembered ones are reused, the others voted now and remembered."""

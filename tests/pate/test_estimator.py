@@ -3,6 +3,7 @@
 import copy
 import pickle
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -40,6 +41,18 @@ class RowRecorder(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         return np.full(len(X), self.majority_)
+
+
+class WarnsItsClassCounts(RowRecorder):
+    """A teacher that warns with its partition's class counts (as scikit-learn's "least populated class" does)."""
+
+    def fit(self, X, y):
+        warnings.warn(f"class counts {np.unique(y, return_counts=True)[1].tolist()}", UserWarning)
+        return super().fit(X, y)
+
+    def predict(self, X):
+        warnings.warn(f"voting with majority {self.majority_}", RuntimeWarning)
+        return super().predict(X)
 
 
 def with_row_ids(X, start=0):
@@ -567,6 +580,21 @@ def test_teachers_are_one_type_and_unseeded_fits_are_never_cached(three_class_sp
     # Unseeded: the teachers' seeds are fresh every time, so a cache entry could never be hit again.
     small_pate(max_queries=50, memory=str(tmp_path), random_state=None).fit(X, y, X_public=X_pub)
     assert len(list(tmp_path.rglob("output.pkl"))) == 1
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_teacher_warnings_reach_the_caller_without_their_text(three_class_split, n_jobs):
+    """A teacher's warning may quote its partition (a class count): it is warned again by category, once, its
+    text not shown, whether the teachers ran here or in worker processes (whose own stderr would print it)."""
+    X, y, X_public, _ = three_class_split
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        teachers = small_pate(WarnsItsClassCounts(), student=DecisionTreeClassifier(max_depth=3), n_jobs=n_jobs)
+        teachers.fit(X, y, X_public=X_public)
+    texts = [str(w.message) for w in caught if w.category in (UserWarning, RuntimeWarning)]
+    assert not [text for text in texts if "class counts" in text or "majority" in text], texts
+    teachers = [text for text in texts if "a teacher" in text and "its text is not shown" in text]
+    assert len(teachers) == 2  # one per category
 
 
 def test_teacher_errors_blame_small_partitions_only_when_they_are_small(three_class_split):
