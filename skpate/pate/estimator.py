@@ -563,11 +563,21 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         # 3. Partition the private rows, seed the teachers and the student (fitted attributes are set
         #    only once the whole fit succeeded).
         rng = check_noise_generator(self.random_state)  # OS entropy when unseeded, or under an unseeded caller
-        ensemble = self._ensemble(data, rng)
+        # With groups, the partition reads them (their number is private, and a hashed group may leave a teacher
+        # none): its refusals are outputs too, so the budget is reserved first and they are charged.
+        grouped = data.groups is not None
+        reservation = self._reserve(plan, aggregator) if grouped else None
+        try:
+            ensemble = self._ensemble(data, rng)
+        except BaseException:
+            if reservation is not None:
+                self.accountant.settle(reservation, plan.reserved)
+            raise
         seed_estimator(student, int(rng.integers(2**63)))
         # 4. Reserve the budget, run the rounds, settle the budget with what they released.
         transcript = _Transcript(_num_samples(data.X_public))
-        reservation = self._reserve(plan, aggregator)
+        if not grouped:
+            reservation = self._reserve(plan, aggregator)
         try:
             self._run_rounds(ensemble, aggregator, student, plan, data, rng, transcript)
         except BaseException:

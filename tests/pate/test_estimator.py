@@ -20,7 +20,7 @@ from sklearn.tree import DecisionTreeClassifier
 from skpate import NZC, ConfidentGNMax, GNMax, LNMax, PATEClassifier, Plurality, PrivacyLeakWarning
 from skpate.pate._partition import disjoint_partitions
 from skpate.pate.students import StudentInClasses
-from skpate.privacy import analyze, gdp_epsilon
+from skpate.privacy import RDPAccountant, analyze, gdp_epsilon
 
 
 def small_pate(estimator=None, **params):
@@ -178,6 +178,20 @@ def test_groups_keep_each_group_in_one_partition():
     teacher_of = {g: k for k, p in enumerate(parts) for g in groups[p]}
     teacher_without = {g: k for k, p in enumerate(parts_without) for g in groups[keep][p]}
     assert all(teacher_of[g] == k for g, k in teacher_without.items())
+
+
+@pytest.mark.parametrize("n_groups", [5, 40])
+def test_a_refusal_that_depends_on_the_private_groups_is_charged(three_class_split, n_groups):
+    """With groups, their number is private: more teachers than groups (5), or a teacher the hashed groups leave
+    empty (40 groups, 20 teachers), was refused before the budget, for free, so varying n_teachers learnt it."""
+    X, y, X_public, _ = three_class_split
+    accountant = RDPAccountant(epsilon=100.0, delta=1e-5)
+    groups = np.arange(len(y)) % n_groups
+    pate = small_pate(epsilon=10.0, accountant=accountant)
+    with pytest.raises(ValueError, match="groups"):
+        pate.fit(X, y, X_public=X_public, groups=groups)
+    assert accountant.n_fits == 1 and accountant.spent_epsilon > 0
+    assert not hasattr(pate, "privacy_spent_")
 
 
 def test_fit_with_groups(three_class_split):
