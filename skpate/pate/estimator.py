@@ -688,6 +688,14 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
                     "learns from the answered rows only; use semi_supervised='auto' or False."
                 )
             final_step(student).set_params(classes=data.classes)  # the columns of the released histograms
+        elif self.semi_supervised is True and not is_semi_supervised(student):
+            # It would fit the -1 rows as a class of their own and predict -1 (silently wrong, seen on 592 of 600).
+            raise ValueError(
+                f"semi_supervised=True gives the student rows labeled -1, which {type(final_step(student)).__name__} "
+                "would learn as a class; use a semi-supervised student (sklearn.semi_supervised, "
+                "skpate.pate.semi_supervised.PseudoLabelClassifier, CNNClassifier(semi_supervised=True)) or "
+                "semi_supervised='auto'."
+            )
         strategy = self.query_strategy
         if strategy == "auto":  # a budget-first fit also chooses which rows its budget buys answers for
             strategy = "uncertainty" if self.epsilon is not None and _knows_how_sure(student) else "random"

@@ -47,6 +47,18 @@ def test_a_regressor_student_is_refused_and_pointed_at_vote_regression():
         pate(student=LinearRegression()).fit(Unreadable(), Unreadable(), X_public=Unreadable())
 
 
+@pytest.mark.parametrize("student", [DecisionTreeClassifier(), make_pipeline(StandardScaler(), LogisticRegression())])
+def test_semi_supervised_true_with_a_student_that_would_learn_minus_one_as_a_class_is_refused(
+    three_class_split_small, student
+):
+    """Such a student learnt -1 as a class and predicted it for most rows, with probabilities that summed to 0.04."""
+    X, y, X_public = three_class_split_small
+    with pytest.raises(ValueError, match=r"semi_supervised=True .* would learn as a class.*semi_supervised='auto'"):
+        pate(student=student, semi_supervised=True).fit(X, y, X_public=X_public)
+    semi = pate(student=SelfTrainingClassifier(LogisticRegression(), max_iter=2), semi_supervised=True)
+    assert set(semi.fit(X, y, X_public=X_public).predict(X_public)) <= {0, 1, 2}
+
+
 @pytest.mark.parametrize(
     "estimator",
     [
