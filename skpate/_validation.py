@@ -16,7 +16,7 @@ from sklearn.base import clone
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _num_samples, check_array, column_or_1d
+from sklearn.utils.validation import _get_feature_names, _num_samples, check_array, column_or_1d
 
 from .exceptions import PrivacyLeakWarning, SeededNoiseWarning
 
@@ -346,6 +346,9 @@ def split_private_public(X, y, X_public, classes, name):
             "and mark public rows with -1 (or pass X_public)."
         )
     X = check_rows(X)
+    for rows in (X, X_public):  # a frame's column names of mixed types are refused here, before the budget
+        if rows is not None:
+            _get_feature_names(rows)
     labels = np.asarray(y)
     if (labels.dtype.kind in "fc" and not np.isfinite(labels).all()) or (
         labels.dtype.kind not in "fc" and np.any(pd.isna(np.asarray(y, dtype=object)))
@@ -355,8 +358,8 @@ def split_private_public(X, y, X_public, classes, name):
             "classes, and mark public rows -1 or pass them as X_public."
         )
     y = values_not_quoted(lambda: check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype=None, input_name="y"))
-    if _num_samples(X) != y.shape[0]:
-        raise ValueError(f"X and y have inconsistent numbers of samples: {_num_samples(X)} and {y.shape[0]}.")
+    if _num_samples(X) != y.shape[0]:  # no counts: the number of private rows is private under add/remove
+        raise ValueError("X and y have inconsistent numbers of samples: give one label per row of X.")
     public = public_rows(y, classes)
     private_idx = np.flatnonzero(~public)
     if private_idx.size == 0:
@@ -379,8 +382,8 @@ def split_private_public(X, y, X_public, classes, name):
             )
         X_pub = X_public if _num_samples(X_public) == 0 else check_rows(X_public)  # empty: error below
         if hasattr(X, "shape") and hasattr(X_pub, "shape") and X_pub.shape[1:] != X.shape[1:]:
-            raise ValueError(
-                f"X_public must have the features of X: shape {X_pub.shape} vs {X.shape} (rows, features...)."
+            raise ValueError(  # the features only: X's number of rows is private under add/remove
+                f"X_public must have the features of X: {X_pub.shape[1:]} vs {X.shape[1:]} (features...)."
             )
         check_same_columns(X, X_pub)
     else:
