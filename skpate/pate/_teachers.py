@@ -25,7 +25,7 @@ from sklearn.utils.validation import _num_samples, check_memory
 
 from .._validation import is_semi_supervised, label_dtype, reemit_sanitized, sanitized_records
 
-__all__ = ["TeacherEnsemble", "non_finite_columns", "schema_hint", "seed_estimator"]
+__all__ = ["TeacherEnsemble", "first_step", "input_tags", "non_finite_columns", "schema_hint", "seed_estimator"]
 
 #: Part of every cache key: a change in how teachers are trained or stored must never hit an old entry.
 _CACHE_VERSION = 3
@@ -230,11 +230,18 @@ def schema_hint(X):
     )
 
 
-def _input_tags(estimator):
-    """The input tags of the step that reads the rows, a pipeline's first (its own tags do not say); None if none."""
-    while hasattr(estimator, "steps"):  # "passthrough" and None steps read nothing
+def first_step(estimator):
+    """The step of ``estimator`` that reads the rows: a pipeline's first ("passthrough" and None steps read
+    nothing), or itself; None if no step reads them."""
+    while hasattr(estimator, "steps"):
         estimator = next((step for _, step in estimator.steps if not isinstance(step, str) and step is not None), None)
-    return None if estimator is None else get_tags(estimator).input_tags
+    return estimator
+
+
+def input_tags(estimator):
+    """The input tags of the step that reads the rows, a pipeline's first (its own tags do not say); None if none."""
+    step = first_step(estimator)
+    return None if step is None else get_tags(step).input_tags
 
 
 def _teacher_error(kind, X_private, X_unlabeled=None, estimator=None):
@@ -246,7 +253,7 @@ def _teacher_error(kind, X_private, X_unlabeled=None, estimator=None):
     private), from the public rows and from what ``estimator`` says it accepts (its first step's tags); a
     partition too small or missing classes is always a possible cause, as no partition is read to rule it out.
     """
-    tags = _input_tags(estimator)
+    tags = input_tags(estimator)
     causes = [] if tags is not None and tags.string else [schema_hint(X_private)]
     nan = tags is None or not tags.allow_nan  # an estimator that takes NaN may still refuse infinity
     values = "NaN or infinity" if nan else "infinity"

@@ -36,7 +36,7 @@ from ..privacy.cost import Cost
 from ..privacy.report import filter_report
 from . import aggregators as agg
 from ._partition import disjoint_partitions
-from ._teachers import TeacherEnsemble, seed_estimator
+from ._teachers import TeacherEnsemble, first_step, input_tags, non_finite_columns, seed_estimator
 from .students import StudentInClasses, proba_in_classes
 
 __all__ = ["PATEClassifier"]
@@ -155,6 +155,11 @@ def _student_has(attr):
 
 def _knows_how_sure(student):
     return hasattr(student, "predict_proba") or hasattr(student, "decision_function")
+
+
+def _is_composite(estimator):
+    """Whether ``estimator`` routes columns to other estimators (a ColumnTransformer, a FeatureUnion)."""
+    return hasattr(estimator, "transformers") or hasattr(estimator, "transformer_list")
 
 
 def _confidence(student, X):
@@ -560,6 +565,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         # 1. Validate the inputs; 2. plan what the fit may spend, before any teacher sees data.
         data = self._validate_inputs(X, y, X_public, groups)
         aggregator, student, plan = self._plan(data)
+        self.check_public(data.X_public)  # public rows the models cannot read: refused before the budget
         # 3. Partition the private rows, seed the teachers and the student (fitted attributes are set
         #    only once the whole fit succeeded).
         rng = check_noise_generator(self.random_state)  # OS entropy when unseeded, or under an unseeded caller
@@ -881,6 +887,31 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         if isinstance(self.aggregator, str):
             return agg.AGGREGATORS[self.aggregator]()
         return clone(self.aggregator)
+
+    def check_public(self, X_public):
+        """Refuse, for free, public rows the teachers or the student cannot read: NaN or infinity that the first
+        step of either does not accept (its input tags). A fit checks this before it reserves its budget.
+
+        Parameters
+        ----------
+        X_public : {array-like, DataFrame} of shape (n_public, n_features)
+
+        Returns
+        -------
+        self : object
+        """
+        for role, estimator in (("estimator", self.estimator), ("student", self._student_template())):
+            # A ColumnTransformer's tags refuse NaN even when its branches impute it: composites are not judged.
+            tags = None if _is_composite(first_step(estimator)) else input_tags(estimator)
+            columns = None if tags is None else non_finite_columns(X_public, nan=not tags.allow_nan)
+            if columns:  # public columns, public values: named
+                values = "infinity" if tags.allow_nan else "NaN or infinity"
+                raise ValueError(
+                    f"the public rows (X_public, or rows of X with y == -1) hold {values} in columns {columns}, "
+                    f"which the {role} ({type(final_step(estimator)).__name__}) does not accept: impute or clip them "
+                    f"in a pipeline step of the {role}, or drop those public rows."
+                )
+        return self
 
     def planned_cost(self, n_public):
         """What a fit with these parameters can cost at most, known before it runs: what an accountant reserves.

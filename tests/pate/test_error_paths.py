@@ -14,7 +14,7 @@ from sklearn.tree import DecisionTreeClassifier
 from skpate import GNMax, PATEClassifier
 from skpate.pate.semi_supervised import PseudoLabelClassifier
 from skpate.preprocessing import PublicPreprocessor
-from skpate.privacy import analyze, gdp_epsilon
+from skpate.privacy import RDPAccountant, analyze, gdp_epsilon
 
 
 def pate(estimator=None, **params):
@@ -45,6 +45,24 @@ def test_a_regressor_teacher_is_refused_before_any_row_is_read(estimator):
 def test_a_regressor_student_is_refused_and_pointed_at_vote_regression():
     with pytest.raises(ValueError, match="student must be a classifier.*VoteRegressionClassifier"):
         pate(student=LinearRegression()).fit(Unreadable(), Unreadable(), X_public=Unreadable())
+
+
+def test_public_rows_the_teachers_cannot_read_are_refused_before_the_budget(three_class_split_small):
+    """They were refused by the student's uncertainty sampling with scikit-learn's bare message, after a charge."""
+    X, y, X_public = three_class_split_small
+    X_public = np.array(X_public, dtype=float)
+    X_public[0, 1] = np.nan
+    accountant = RDPAccountant(epsilon=100.0, delta=1e-5)
+    model = pate(LogisticRegression(), epsilon=10.0, max_queries=None, accountant=accountant)
+    with pytest.raises(
+        ValueError, match=r"public rows .* hold NaN or infinity in columns \[1\].*\(LogisticRegression\)"
+    ):
+        model.check_public(X_public)
+    with pytest.raises(ValueError, match=r"public rows .* hold NaN or infinity in columns \[1\]"):
+        model.fit(X, y, X_public=X_public)
+    assert accountant.n_fits == 0
+    # Trees take NaN, and a ColumnTransformer's branches may impute it: neither is refused.
+    pate(DecisionTreeClassifier(), student=DecisionTreeClassifier()).check_public(X_public)
 
 
 @pytest.mark.parametrize("student", [DecisionTreeClassifier(), make_pipeline(StandardScaler(), LogisticRegression())])
@@ -187,7 +205,7 @@ def test_nan_in_the_private_rows_names_them_and_the_column(three_class_split_sma
 
 def test_nan_in_the_public_rows_names_them_and_the_column(three_class_split_small):
     X, y, X_pub = three_class_split_small
-    expected = r"could not label the public rows \(X_public, or rows of X with y == -1\): they hold NaN.* columns \[2\]"
+    expected = r"the public rows \(X_public, or rows of X with y == -1\) hold NaN or infinity in columns \[2\]"
     with pytest.raises(ValueError, match=expected):
         pate(LogisticRegression(), max_queries=None).fit(X, y, X_public=with_value(X_pub, 3, 2, np.nan))
     # The same rows as rows of X labeled -1.
@@ -208,7 +226,7 @@ def test_nan_columns_of_a_data_frame_are_named(three_class_split_small):
 def test_nan_in_public_rows_that_semi_supervised_teachers_fit(three_class_split_small):
     X, y, X_pub = three_class_split_small
     teacher = PseudoLabelClassifier(LogisticRegression())
-    with pytest.raises(ValueError, match=r"public rows .*which semi-supervised teachers also fit.*columns \[5\]"):
+    with pytest.raises(ValueError, match=r"public rows .* in columns \[5\], which the estimator \(PseudoLabelClass"):
         pate(teacher, student=LogisticRegression()).fit(X, y, X_public=with_value(X_pub, 0, 5, np.nan))
 
 
