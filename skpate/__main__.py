@@ -15,6 +15,7 @@ import numpy as np
 
 from .pate import aggregators as agg
 from .privacy import PrivacyLedger, analyze
+from .privacy.ledger import database_url
 
 NOISE_OPTIONS = ["threshold", "sigma_threshold", "sigma", "scale", "constant", "confidence"]
 
@@ -135,7 +136,7 @@ def _ledger(args):
     else:
         names = [args.dataset] if args.dataset else PrivacyLedger.datasets(args.url)
         if not names:
-            print(f"no budgets in {args.url}")
+            print(f"no budgets in {database_url(args.url).render_as_string(hide_password=True)}")
         for name in names:
             _show(PrivacyLedger(args.url, dataset=name))
 

@@ -102,6 +102,13 @@ def test_bad_files(files, capsys, tmp_path):
 # ------------------------------------------------------------ python -m skpate ledger
 
 
+def test_ledger_show_hides_a_password(monkeypatch, capsys):
+    monkeypatch.setattr(PrivacyLedger, "datasets", staticmethod(lambda url: []))  # an empty database
+    assert main(["ledger", "show", "postgresql+psycopg://team:Sup3rS3cret@db.example/budgets"]) == 0
+    out = capsys.readouterr().out
+    assert "no budgets in postgresql+psycopg://team:***@db.example/budgets" in out and "Sup3rS3cret" not in out
+
+
 def test_ledger_create_show_and_resolve(tmp_path, capsys):
     path = str(tmp_path / "budget.db")
     assert main(["ledger", "show", path]) == 0 and "no budgets" in capsys.readouterr().out

@@ -139,12 +139,16 @@ class PrivacyLedger(BudgetAccountant):
     url : str or path-like
         A file path (a SQLite database, created if missing: no server), or any
         SQLAlchemy URL, e.g. ``"sqlite:///budget.db"`` or
-        ``"postgresql+psycopg://user@host/db"`` for a team.
+        ``"postgresql+psycopg://user@host/db"`` for a team. A password in the
+        URL is never printed, but a pickle of the ledger (or of an estimator
+        holding it, as joblib workers receive) keeps the URL to reconnect:
+        give the password to the driver instead (``PGPASSWORD`` or a
+        ``.pgpass`` file for PostgreSQL) to keep it out of both.
     dataset : str
         The name of the private dataset the budget protects.
     epsilon, delta : float, optional
-        The budget. Required to create it; when given for an existing budget
-        they must be its numbers.
+        The budget. Required to create it; any of them (and ``orders``) given
+        for an existing budget must be its numbers.
     orders : array-like of float > 1, optional
         Orders of the Renyi filters, fixed at creation (default: the budget's
         :func:`~skpate.privacy.accountant.default_order`).
@@ -186,16 +190,26 @@ class PrivacyLedger(BudgetAccountant):
             sqlite = self.url.get_backend_name() == "sqlite"
             # SQLite: wait up to a minute for another process's transaction instead of failing at once.
             # No pool: a fit opens a few short transactions, and a handle dropped never leaves a connection open.
-            engine = create_engine(self.url, connect_args={"timeout": 60} if sqlite else {}, poolclass=NullPool)
+            # PostgreSQL: the row lock is the whole design; under repeatable read or serializable (a server's
+            # default may be either) concurrent reservations failed with bare serialization errors.
+            options = {"isolation_level": "READ COMMITTED"} if self._postgresql else {}
+            connect = {"timeout": 60} if sqlite else {}
+            engine = create_engine(self.url, connect_args=connect, poolclass=NullPool, **options)
             if sqlite:
                 _sqlite_serialized(engine)
             self._engine, self._engine_pid = engine, os.getpid()
         return self._engine
 
+    @property
+    def _postgresql(self):
+        return self.url.get_backend_name() == "postgresql"
+
     @contextmanager
     def _transaction(self):
         """A transaction holding the lock on this dataset's budget row; yields (connection, budget row)."""
         with self._connection().begin() as conn:
+            if self._postgresql:  # durable at commit whatever the server's setting: noise follows a reservation
+                conn.exec_driver_sql("SET LOCAL synchronous_commit = on")
             row = conn.execute(select(budgets).where(budgets.c.dataset == self.dataset).with_for_update()).one_or_none()
             if row is None:
                 raise LookupError(f"the ledger {self} holds no budget for dataset {self.dataset!r} any more.")
@@ -211,13 +225,14 @@ class PrivacyLedger(BudgetAccountant):
     def _open(self, epsilon, delta, orders):
         """Create the budget of ``dataset`` with these numbers, or open it and check that they are its numbers."""
         given = epsilon is not None or delta is not None or orders is not None
-        budget = BudgetFilters(epsilon, delta, orders, owner="PrivacyLedger") if given else None  # before any I/O
+        complete = epsilon is not None and delta is not None  # enough to create it; some numbers check an old one
+        budget = BudgetFilters(epsilon, delta, orders, owner="PrivacyLedger") if complete else None  # before any I/O
         self._create_tables()
         try:
-            stored = self._create_or_read(budget, epsilon is not None and delta is not None)
+            stored = self._create_or_read(budget, complete)
         except IntegrityError:  # another process created it between our read and our insert: read it
             stored = self._create_or_read(None, False)
-        if given and not self._same_budget(stored, budget, epsilon, delta, orders):
+        if given and not self._same_budget(stored, epsilon, delta, orders):
             raise ValueError(
                 f"the budget of dataset {self.dataset!r} was fixed when its ledger was created: epsilon="
                 f"{stored.epsilon:g}, delta={stored.delta:g}, orders={stored.orders.tolist()}; a ledger cannot be "
@@ -250,12 +265,16 @@ class PrivacyLedger(BudgetAccountant):
             return budget
 
     @staticmethod
-    def _same_budget(stored, budget, epsilon, delta, orders):
-        return (
-            (epsilon is None or budget.epsilon == stored.epsilon)
-            and (delta is None or budget.delta == stored.delta)
-            and (orders is None or np.array_equal(budget.orders, stored.orders))
-        )
+    def _same_budget(stored, epsilon, delta, orders):
+        """Whether the numbers given (None: not given) are those of the ``stored`` budget."""
+
+        def same(given, kept):
+            if given is None:
+                return True
+            values = np.asarray(given)  # numbers only: "1e-5" is not a delta
+            return values.dtype.kind in "iuf" and np.array_equal(values.astype(float), kept)
+
+        return same(epsilon, stored.epsilon) and same(delta, stored.delta) and same(orders, stored.orders)
 
     @staticmethod
     def datasets(url):

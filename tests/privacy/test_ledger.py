@@ -63,15 +63,38 @@ def test_the_budget_is_fixed_at_creation_and_cannot_be_raised_by_reopening(ledge
     reopened = PrivacyLedger(ledger_url, dataset=dataset_name)
     assert (reopened.epsilon, reopened.delta) == (1.0, 1e-5)
     assert PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=1.0, delta=1e-5).epsilon == 1.0
+    # Some of its numbers check it too (epsilon=1.0 alone was refused for a missing delta).
+    assert PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=1.0).delta == 1e-5
+    assert PrivacyLedger(ledger_url, dataset=dataset_name, delta=1e-5).epsilon == 1.0
+    assert PrivacyLedger(ledger_url, dataset=dataset_name, orders=reopened.orders.tolist()).epsilon == 1.0
     for numbers in [
         dict(epsilon=2.0, delta=1e-5),
         dict(epsilon=1.0, delta=1e-3),
         dict(epsilon=1.0, delta=1e-5, orders=[2.0, 8.0]),
+        dict(epsilon=2.0),
+        dict(delta="1e-5"),
     ]:
         with pytest.raises(ValueError, match="fixed when its ledger was created"):
             PrivacyLedger(ledger_url, dataset=dataset_name, **numbers)
     with pytest.raises(LookupError, match="create it with"):
         PrivacyLedger(ledger_url, dataset=dataset_name + "-never-created")
+
+
+def test_postgresql_reservations_are_durable_and_read_committed_whatever_the_session_defaults(dataset_name):
+    """Under a server's synchronous_commit=off a reservation was lost in a crash after the fit had drawn its noise;
+    under repeatable read or serializable, concurrent reservations failed with bare serialization errors."""
+    url = os.environ.get("SKPATE_TEST_POSTGRESQL_URL")
+    if not url:
+        pytest.skip("no PostgreSQL server: SKPATE_TEST_POSTGRESQL_URL is not set (.ci/postgres starts one)")
+    options = "options=-c%20synchronous_commit%3Doff%20-c%20default_transaction_isolation%3Dserializable"
+    ledger = PrivacyLedger(f"{url}{'&' if '?' in url else '?'}{options}", dataset=dataset_name, epsilon=1.0, delta=1e-5)
+    with ledger._connection().connect() as plain:  # the session's defaults, as the server was told
+        assert plain.exec_driver_sql("SHOW synchronous_commit").scalar() == "off"
+    with ledger._transaction() as (conn, _):
+        assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
+        assert conn.exec_driver_sql("SHOW transaction_isolation").scalar() == "read committed"
+    ledger.settle(ledger.reserve(Cost(mu_squared=0.01)), Cost(mu_squared=0.01))
+    assert ledger.n_fits == 1
 
 
 @pytest.mark.parametrize(
