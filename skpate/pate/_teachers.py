@@ -256,13 +256,12 @@ def _teacher_error(kind, X_private, X_unlabeled=None, estimator=None):
     tags = input_tags(estimator)
     causes = [] if tags is not None and tags.string else [schema_hint(X_private)]
     nan = tags is None or not tags.allow_nan  # an estimator that takes NaN may still refuse infinity
-    values = "NaN or infinity" if nan else "infinity"
-    columns = non_finite_columns(X_private, nan)
-    if columns:  # the columns only: no value, no row, no count
+    if nan:  # said whatever the rows hold, naming no column: which columns hold such values depends on them
         causes.append(
-            f"The private rows hold {values} in columns {columns}: impute or clip them in a pipeline step before "
-            "the estimator."
+            "If the private rows hold NaN or infinity (not checked here: it would depend on them), impute or clip "
+            "them in a pipeline step before the estimator."
         )
+    values = "NaN or infinity" if nan else "infinity"
     columns = "" if X_unlabeled is None else non_finite_columns(X_unlabeled, nan)
     if columns:
         causes.append(
