@@ -36,24 +36,32 @@ from ._logits import LogitsModelMixin, PredictsWithModelMixin
 __all__ = ["NoisyGDClassifier", "SoftmaxModel", "clipped_gradient", "in_unit_ball", "row_norms"]
 
 
-def row_norms(Z):
-    """Euclidean norm of every row of ``Z`` (dense or sparse), without overflow.
-
-    Each row is divided by its largest absolute value before its squares are summed, so a feature of 1e300
-    gives the norm 1e300, not infinity.
-    """
+def _scaled_norms(Z):
+    """``(scale, unit)`` per row of ``Z`` (dense or sparse): its largest absolute value (1 for a zero row) and the
+    norm of the row divided by it, so that ``scale * unit`` is its norm and neither overflows."""
     if sp.issparse(Z):
         Z = sp.csr_matrix(Z)
         scale = np.asarray(abs(Z).max(axis=1).todense(), dtype=np.float64).ravel()
         safe = np.where(scale > 0, scale, 1.0)
         scaled = sp.diags(1.0 / safe) @ Z
-        return safe * np.sqrt(np.asarray(scaled.multiply(scaled).sum(axis=1), dtype=np.float64).ravel())
+        return safe, np.sqrt(np.asarray(scaled.multiply(scaled).sum(axis=1), dtype=np.float64).ravel())
     Z = np.asarray(Z, dtype=np.float64)
     if Z.shape[1] == 0:
-        return np.zeros(Z.shape[0])
+        return np.ones(Z.shape[0]), np.zeros(Z.shape[0])
     scale = np.max(np.abs(Z), axis=1)
     safe = np.where(scale > 0, scale, 1.0)
-    return safe * np.linalg.norm(Z / safe[:, None], axis=1)
+    return safe, np.linalg.norm(Z / safe[:, None], axis=1)
+
+
+def row_norms(Z):
+    """Euclidean norm of every row of ``Z`` (dense or sparse), without overflow in the sum of squares.
+
+    Each row is divided by its largest absolute value before its squares are summed, so a feature of 1e300
+    gives the norm 1e300, not infinity (a norm beyond float64's range is infinity, without a warning).
+    """
+    scale, unit = _scaled_norms(Z)
+    with np.errstate(over="ignore"):
+        return scale * unit
 
 
 def clipped_gradient(A, W, codes, clip, a_norms=None):
@@ -259,11 +267,21 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
 
 
 def in_unit_ball(Z, radius):
-    """Rows scaled into the unit ball at ``radius``: ``z min(1, radius / ||z||) / radius`` (``Z`` dense or sparse)."""
-    divisor = np.maximum(row_norms(Z), radius)
+    """Rows scaled into the unit ball at ``radius``: ``z min(1, radius / ||z||) / radius`` (``Z`` dense or sparse).
+
+    A row whose norm exceeds float64's range is divided by its largest value, then by its norm after that
+    (:func:`_scaled_norms`): it keeps its direction on the sphere instead of becoming 0, without a warning.
+    """
+    scale, unit = _scaled_norms(Z)
+    with np.errstate(over="ignore"):
+        divisor = np.maximum(scale * unit, radius)
+    huge = ~np.isfinite(divisor)
+    multiplier = np.where(huge, (1.0 / scale) / np.where(huge, unit, 1.0), 1.0 / divisor)
     if sp.issparse(Z):
-        return sp.csr_matrix(sp.diags(1.0 / divisor) @ Z)
-    return Z / divisor[:, None]
+        return sp.csr_matrix(sp.diags(multiplier) @ Z)
+    scaled = np.asarray(Z, dtype=np.float64) / divisor[:, None]
+    scaled[huge] = Z[huge] * multiplier[huge, None]
+    return scaled
 
 
 class SoftmaxModel(LogitsModelMixin, PublishedModelMixin, ClassifierMixin, BaseEstimator):

@@ -520,6 +520,19 @@ def test_norms_of_huge_rows_do_not_overflow():
     np.testing.assert_allclose(np.linalg.norm(in_unit_ball(Z, 2.0), axis=1), [1.0, 1.0, 0.0])
 
 
+def test_a_row_whose_norm_exceeds_float64_keeps_its_direction_without_a_warning():
+    """Its norm overflowed with a RuntimeWarning (only for such a private row: a warning one row decides) and the
+    row became 0 in the unit ball."""
+    import scipy.sparse as sp
+
+    Z = np.array([[1.5e308, -1.5e308, 1.5e308], [3.0, 4.0, 0.0]])
+    assert row_norms(Z)[0] == np.inf  # without a warning: the suite's warnings are errors
+    for rows in (Z, sp.csr_matrix(Z)):
+        ball = in_unit_ball(rows, 2.0)
+        ball = ball.toarray() if sp.issparse(ball) else ball
+        np.testing.assert_allclose(ball, [[1, -1, 1] / np.sqrt(3), [0.6, 0.8, 0.0]])
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_sparse_preprocessor_output_is_accepted(mixed_split, name):
     X, y, X_public = mixed_split
