@@ -34,6 +34,7 @@ from ..privacy import BudgetAccountant
 from ..privacy.calibration import gaussian_budget, largest_count, release_cost
 from ..privacy.cost import Cost
 from ..privacy.report import filter_report
+from ..privacy.smooth import MAX_SANITIZE_ORDER
 from . import aggregators as agg
 from ._partition import disjoint_partitions
 from ._teachers import TeacherEnsemble, first_step, input_tags, non_finite_columns, seed_estimator
@@ -342,7 +343,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         own seeds, then, round by round, the choice of queries and the noise.
         None (default) draws fresh OS entropy at every fit; a seed makes the
         noise reproducible by anyone who knows it (:class:`~skpate.SeededNoiseWarning`).
-    sanitize_order : float > 1 or None, default=None
+    sanitize_order : float in (1, 1e6] or None, default=None
         For GNMax and Confident-GNMax, also release the data-dependent
         epsilon with smooth sensitivity and Gaussian noise (PATE 2018 App.
         B) as ``privacy_report_.sanitized_epsilon``, at this RDP order, fixed
@@ -481,7 +482,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         "semi_supervised": ["boolean", StrOptions({"auto"})],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
-        "sanitize_order": [None, RealRange(1, None, closed="neither")],
+        "sanitize_order": [None, RealRange(1, MAX_SANITIZE_ORDER, closed="right")],
         "memory": [None, str, HasMethods(["cache"])],
         "accountant": [None, BudgetAccountant],
         "n_jobs": [NJobs()],

@@ -35,6 +35,9 @@ from ._logits import LogitsModelMixin, PredictsWithModelMixin
 
 __all__ = ["NoisyGDClassifier", "SoftmaxModel", "clipped_gradient", "in_unit_ball", "row_norms"]
 
+#: The largest constant feature: its square enters the public rows' Gram matrix, which 1e300 overflowed.
+MAX_INTERCEPT_SCALING = 1e6
+
 
 def _scaled_norms(Z):
     """``(scale, unit)`` per row of ``Z`` (dense or sparse): its largest absolute value (1 for a zero row) and the
@@ -127,8 +130,9 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
     clip : float > 0, default=0.5
         Bound on each private row's gradient norm (rows have norm at most
         ``sqrt(1 + intercept_scaling^2)``, residuals ``sqrt(2)``).
-    intercept_scaling : float >= 0, default=1.0
-        The constant feature appended to every row.
+    intercept_scaling : float in [0, 1e6], default=1.0
+        The constant feature appended to every row (rows are in the unit
+        ball: past a million, the public Gram matrix overflows).
     norm_quantile : float in (0, 1], default=0.5
         Quantile of the public rows' norms used as the radius ``R``.
     alpha : float > 0, default=1e-3
@@ -181,7 +185,7 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
         "n_iter": [Count(1)],
         "learning_rate": [RealRange(0, None, closed="neither")],
         "clip": [RealRange(0, None, closed="neither")],
-        "intercept_scaling": [RealRange(0, None, closed="left")],
+        "intercept_scaling": [RealRange(0, MAX_INTERCEPT_SCALING, closed="both")],
         "norm_quantile": [RealRange(0, 1, closed="right")],
         "alpha": [RealRange(0, None, closed="neither")],
         "neighboring": [StrOptions({"replace-one", "add-remove"})],

@@ -56,15 +56,16 @@ def gnss_rdp(beta, sigma, orders):
     """
     lam = np.asarray(orders, dtype=float)
     beta, sigma = as_float64(beta), as_float64(sigma)  # not in a float16's precision
-    low, high = np.exp(-2.0 * beta), np.exp(2.0 * beta)
-    valid = lam * (1.0 - low) < 1.0
+    # In 1 - x and x - 1 at the interval's ends (expm1, log1p): 1 - exp(-2 beta) is 0 in floating point for a
+    # beta of 1e-20, which took the order 1e20 for valid and its terms for a difference of huge numbers.
+    below, above = -np.expm1(-2.0 * beta), np.expm1(2.0 * beta)  # 1 - exp(-2 beta), exp(2 beta) - 1
+    valid = lam * below < 1.0
     lam_ok = np.where(valid, lam, 1.5)
-
-    def shape(x):
-        return (lam_ok * np.log(x) - np.log(lam_ok * x + 1.0 - lam_ok)) / (2.0 * (lam_ok - 1.0))
-
-    mean = lam_ok * low / (2.0 * sigma**2 * (lam_ok * low + 1.0 - lam_ok))
-    rdp = np.where(valid, mean + np.maximum(shape(low), shape(high)), np.inf)
+    # lam x + 1 - lam at x = exp(-2 beta) and x = exp(2 beta), and each end's second term (log x = -+2 beta).
+    shape_low = (-2.0 * beta * lam_ok - np.log1p(-lam_ok * below)) / (2.0 * (lam_ok - 1.0))
+    shape_high = (2.0 * beta * lam_ok - np.log1p(lam_ok * above)) / (2.0 * (lam_ok - 1.0))
+    mean = lam_ok * np.exp(-2.0 * beta) / (2.0 * sigma**2 * (1.0 - lam_ok * below))
+    rdp = np.where(valid, mean + np.maximum(shape_low, shape_high), np.inf)
     return float(rdp) if rdp.ndim == 0 else rdp
 
 
@@ -336,6 +337,11 @@ class SanitizedEpsilon:
     gnss_rdp: float
 
 
+#: The largest RDP order a release is made at: far past any useful one (the papers' are below 1000), and below
+#: the orders whose default noise ``order / 2`` overflows when squared.
+MAX_SANITIZE_ORDER = 1e6
+
+
 def default_parameters(order):
     """[PATE18] B.6 rules of thumb: ``beta = 0.4 / order`` and ``sigma = order / 2``.
 
@@ -377,8 +383,8 @@ def sanitize(votes, aggregator, delta, order, answered=None, beta=None, sigma=No
         order = float(order)
     except (TypeError, ValueError):
         order = float("nan")
-    if not order > 1 or not np.isfinite(order):
-        raise ValueError(f"the sanitization order must be a finite number > 1, got {order!r}.")
+    if not 1 < order <= MAX_SANITIZE_ORDER:
+        raise ValueError(f"the sanitization order must be a number in (1, {MAX_SANITIZE_ORDER:g}], got {order!r}.")
     default_beta, default_sigma = default_parameters(order)
     beta = default_beta if beta is None else float(beta)
     sigma = default_sigma if sigma is None else float(sigma)

@@ -186,6 +186,7 @@ def test_all_zero_public_rows_are_refused_before_the_budget(data):
         dict(n_iter=0),
         dict(learning_rate=-1),
         dict(norm_quantile=0),
+        dict(intercept_scaling=1e300),
         dict(neighboring="swap"),
     ],
 )

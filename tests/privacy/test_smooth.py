@@ -116,6 +116,41 @@ def test_gnss_rdp_bounds_every_allowed_pair_of_output_distributions(beta, sigma,
     assert bound <= 1.2 * worst  # the bound is nearly attained
 
 
+def _gnss_rdp_exact(beta, sigma, lam):
+    """gnss_rdp's formula in 80-digit arithmetic: the reference for orders where float64 cancels."""
+    import mpmath as mp
+
+    with mp.workdps(80):
+        beta, sigma, lam = mp.mpf(beta), mp.mpf(sigma), mp.mpf(lam)
+        low, high = mp.exp(-2 * beta), mp.exp(2 * beta)
+        if lam * (1 - low) >= 1:
+            return np.inf
+
+        def shape(x):
+            return (lam * mp.log(x) - mp.log(lam * x + 1 - lam)) / (2 * (lam - 1))
+
+        return float(lam * low / (2 * sigma**2 * (lam * low + 1 - lam)) + max(shape(low), shape(high)))
+
+
+@pytest.mark.parametrize(
+    "beta, sigma, order",
+    [(0.0329, 6.23, 14.0), (0.4 / 1e8, 5e7, 1e8), (4e-21, 5e19, 1e20), (1e-20, 1.0, 4e19), (1e-20, 1.0, 6e19)],
+)
+def test_gnss_rdp_is_exact_where_one_minus_exp_cancels(beta, sigma, order):
+    """1 - exp(-2 beta) was 0 in float64 for beta = 1e-20: the order 6e19, past the valid range, was taken for
+    valid, and the terms at the ends were differences of huge numbers (order 1e20 gave no finite value)."""
+    expected = _gnss_rdp_exact(beta, sigma, order)
+    if np.isinf(expected):
+        assert np.isinf(gnss_rdp(beta, sigma, order))
+    else:
+        assert gnss_rdp(beta, sigma, order) == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_sanitization_order_past_the_largest_is_refused():
+    with pytest.raises(ValueError, match=r"order must be a number in \(1, 1e\+06\]"):
+        sanitize(np.tile([[240, 5, 5]], (3, 1)), GNMax(40.0), 1e-5, order=1e300)
+
+
 def test_gnss_rdp_is_infinite_outside_its_orders_and_grows_with_the_order():
     orders = np.array([2.0, 5.0, 10.0, 20.0, 40.0])
     rdp = gnss_rdp(0.02, 10.0, orders)
