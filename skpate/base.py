@@ -13,6 +13,7 @@ import copy
 from contextlib import contextmanager
 
 import numpy as np
+from sklearn.tree._tree import Tree
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import (
     _check_sample_weight,
@@ -27,7 +28,42 @@ from ._validation import check_classes, check_delta_for_rows, fit_in_noise_scope
 from .privacy.accountant import fit_params
 from .privacy.cost import replace_one_cost
 
-__all__ = ["PrivateClassifierMixin", "PublishedModelMixin", "charge_record", "charged"]
+__all__ = ["PrivateClassifierMixin", "PublishedModelMixin", "charge_record", "charged", "published_copy"]
+
+
+def published_copy(model):
+    """A deep copy of ``model`` to publish, with the padding bytes of every scikit-learn tree node set to 0.
+
+    A tree's node records (64 bytes) hold 7 bytes the tree never writes: whatever the process's memory held
+    there, heap addresses or earlier data (the teachers' private rows are in the same process), pickled with the
+    model. Only the padding changes: the fields, and so the predictions, are the same.
+    """
+    published = copy.deepcopy(model)
+    for tree in _trees(published, set()):
+        state = tree.__getstate__()
+        # np.zeros allocates zeroed memory, padding included (zeros_like fills the fields only); copied field by field.
+        nodes = np.zeros(state["nodes"].shape, dtype=state["nodes"].dtype)
+        for field in nodes.dtype.names:
+            nodes[field] = state["nodes"][field]
+        tree.__setstate__({**state, "nodes": nodes})
+    return published
+
+
+def _trees(obj, seen):
+    """Every scikit-learn ``Tree`` reachable from ``obj`` through attributes, lists, tuples and dicts."""
+    if id(obj) in seen or isinstance(obj, (str, bytes, np.ndarray, int, float)) or obj is None:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, Tree):
+        yield obj
+    elif isinstance(obj, dict):
+        for value in obj.values():
+            yield from _trees(value, seen)
+    elif isinstance(obj, (list, tuple)):
+        for value in obj:
+            yield from _trees(value, seen)
+    elif hasattr(obj, "__dict__"):
+        yield from _trees(vars(obj), seen)
 
 
 def charge_record(estimator):

@@ -10,7 +10,6 @@ that one, under the whole budget). Everything is inside one budget
 ``(epsilon, delta)`` fixed before the fit.
 """
 
-import copy
 import time
 
 import numpy as np
@@ -21,7 +20,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._validation import EpsilonRange, NJobs, RealRange, fit_public_preprocessor, transform_private
-from .base import PrivateClassifierMixin, charged
+from .base import PrivateClassifierMixin, charged, published_copy
 from .pool import LeafRefitClassifier, NoisyBoostingClassifier, NoisyGDClassifier
 from .pool.refit import largest_leaf
 from .preprocessing import PublicPreprocessor
@@ -394,7 +393,7 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "selection_")
         model = self.selection_.export_model()
-        return model if self.preprocessor_ is None else make_pipeline(copy.deepcopy(self.preprocessor_), model)
+        return model if self.preprocessor_ is None else make_pipeline(published_copy(self.preprocessor_), model)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

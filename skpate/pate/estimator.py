@@ -1,6 +1,5 @@
 """PATEClassifier: partition -> teachers -> votes -> noisy aggregation -> student."""
 
-import copy
 import time
 from numbers import Integral
 from typing import NamedTuple
@@ -29,7 +28,7 @@ from .._validation import (
     public_rows,
     split_private_public,
 )
-from ..base import PrivateClassifierMixin, charge_record
+from ..base import PrivateClassifierMixin, charge_record, published_copy
 from ..privacy import BudgetAccountant
 from ..privacy.calibration import gaussian_budget, largest_count, release_cost
 from ..privacy.cost import Cost
@@ -1025,7 +1024,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
             :meth:`predict_proba` here.
         """
         check_is_fitted(self, "student_")
-        student = copy.deepcopy(self.student_)
+        student = published_copy(self.student_)
         seen = getattr(student, "classes_", None)
         if seen is None or np.array_equal(np.asarray(seen), self.classes_):
             return student

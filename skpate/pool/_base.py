@@ -18,7 +18,6 @@ What a fit refuses, it refuses from public quantities (parameters, classes,
 the public rows, the configuration), before the accountant is charged.
 """
 
-import copy
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
@@ -34,7 +33,7 @@ from .._validation import (
     on_private_rows,
     transform_private,
 )
-from ..base import PrivateClassifierMixin, charged
+from ..base import PrivateClassifierMixin, charged, published_copy
 from ..privacy import BudgetAccountant, PrivacyReport
 from ..privacy.calibration import budget_cost
 
@@ -123,7 +122,7 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         model : estimator
         """
         check_is_fitted(self, "model_")
-        return copy.deepcopy(self.model_)
+        return published_copy(self.model_)
 
     def _plan(self, n_public, classes):
         """``(cost, plan)`` of a fit, from public quantities and the resolved ``classes``.
