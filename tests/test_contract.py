@@ -83,6 +83,7 @@ def test_a_fit_spends_at_most_its_budget_and_reports_it_the_same_way(fitted, row
     assert (report.epsilon, report.delta) == estimator.privacy_spent_
     assert report.guarantee in ("a-priori", "budget") and report.accounting in ("gdp", "pld", "rdp")
     assert report.neighboring == "replace-one" and report.mechanism
+    assert report.budget == EPSILON  # the budget fixed before the fit, whichever guarantee (PATE's was None)
     assert report.cost.epsilon(delta)[0] <= EPSILON * (1 + 1e-9)
     fields = report.publishable()
     assert fields["epsilon"] == epsilon and fields["neighboring"] == "replace-one"
@@ -364,6 +365,15 @@ def test_shape_errors_name_no_count_of_private_rows(name, rows):
     with pytest.raises(ValueError, match="X_public must have the features of X") as error:
         make(name).fit(X, y, X_public=X_public[:, :-1])
     assert str(len(y)) not in str(error.value)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_boolean_labels_are_predicted_as_booleans(name, rows):
+    """PATE's student learnt them as 0 and 1 (the dtype that holds -1) and predicted integers."""
+    X, y, X_public, X_eval, _ = rows
+    model = make(name, classes=[False, True]).fit(X, y.astype(bool), X_public=X_public)
+    for predicted in (model.predict(X_eval), model.export_model().predict(X_eval)):
+        assert predicted.dtype == bool, predicted.dtype
 
 
 DEFAULT_PREPROCESSING = [n for n in ESTIMATORS if ESTIMATORS[n]().get_params().get("preprocessor") == "auto"]

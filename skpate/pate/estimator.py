@@ -1,5 +1,6 @@
 """PATEClassifier: partition -> teachers -> votes -> noisy aggregation -> student."""
 
+import dataclasses
 import time
 from numbers import Integral
 from typing import NamedTuple
@@ -839,6 +840,8 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
                 "student on; lower the threshold, raise max_queries or use more public rows. The queries were still "
                 f"paid for: epsilon {report.epsilon:.3g} at delta {self.delta:g}."
             )
+        if report.budget is None and self.epsilon is not None:  # noise calibrated to it, no filter: still the budget
+            report = dataclasses.replace(report, budget=float(self.epsilon))
         return report
 
     def _set_fitted(self, data, ensemble, student, aggregator, plan, transcript, report):
@@ -983,6 +986,8 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         has_label = labels[rows] >= 0
         if _fits_votes(student):
             y_student = transcript.noisy_votes[rows]
+        elif not semi_supervised:  # answered rows only: labels of the classes' own type (bools stay bools)
+            y_student = classes[labels[rows]]
         else:
             y_student = np.full(rows.size, -1, dtype=label_dtype(classes))
             y_student[has_label] = classes[labels[rows][has_label]]
