@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import HasMethods, StrOptions
@@ -393,7 +394,10 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "selection_")
         model = self.selection_.export_model()
-        return model if self.preprocessor_ is None else make_pipeline(published_copy(self.preprocessor_), model)
+        if self.preprocessor_ is None:
+            return model
+        # Frozen: a fit of the pipeline would refit the public preprocessor before the model refuses to fit.
+        return make_pipeline(FrozenEstimator(published_copy(self.preprocessor_)), model)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

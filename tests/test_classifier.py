@@ -211,6 +211,13 @@ def test_export_model_predicts_from_raw_rows(table):
     np.testing.assert_allclose(model.predict_proba(X_test), clf.predict_proba(X_test))
     with pytest.raises(TypeError, match="published model"):
         (model[-1] if hasattr(model, "steps") else model).fit(X_test, None)
+    # A refused fit of the whole pipeline leaves it as published (it refitted the preprocessor first).
+    model = _fit(table, preprocessor=PublicPreprocessor()).export_model()
+    assert hasattr(model, "steps")
+    before = model.predict_proba(X_test)
+    with pytest.raises(TypeError, match="published model"):
+        model.fit(X_test.iloc[:300], clf.predict(X_test.iloc[:300]))
+    np.testing.assert_array_equal(model.predict_proba(X_test), before)
 
 
 def test_clone_pickle_and_grid_search_over_epsilon(table):
