@@ -95,7 +95,8 @@ class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolC
         by this estimator (its share of the budget); its ``accountant`` must
         be None (this estimator's reserves the whole cost) and a pool part's
         ``neighboring`` "replace-one" (both refused otherwise); it keeps its
-        own ``random_state`` (ignored by an unseeded fit). With
+        own ``random_state`` (ignored by an unseeded fit; None: one drawn
+        from this estimator's, so that a seeded fit is reproducible). With
         ``warm_start=True``, a refit reuses the teachers of ``pate_``.
     epsilon : float > 0, default=1.0
         The whole budget, fixed before the fit.
@@ -324,6 +325,8 @@ class LeafRefitClassifier(PredictsWithCountsMixin, MetaEstimatorMixin, BasePoolC
         pate = plan
         if getattr(self.pate, "warm_start", False) and hasattr(self, "pate_"):  # reuse the teachers
             pate = self.pate_.set_params(**pate.get_params(deep=False))
+        if pate.random_state is None:  # a seeded refit is reproducible as a whole (as scikit-learn's ensembles)
+            pate.set_params(random_state=int(rng.integers(2**31)))
         pate.fit(X_private, y_private, X_public=X_public)
         codes = np.searchsorted(classes, y_private)  # the PATE part checked that every label is in classes
         name = type(self).__name__

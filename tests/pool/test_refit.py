@@ -137,6 +137,11 @@ def test_rounds_are_reproducible_and_seeded(data):
     other = refit(random_state=4).fit(X, y, X_public=X_public).predict_proba(X_eval)
     np.testing.assert_array_equal(first, again)
     assert not np.array_equal(first, other)
+    # An unseeded PATE part takes a seed from the refit's: the whole fit is reproducible (it was not).
+    unseeded = dict(random_state=None)
+    first = refit(random_state=3, pate_params=unseeded).fit(X, y, X_public=X_public).predict_proba(X_eval)
+    again = refit(random_state=3, pate_params=unseeded).fit(X, y, X_public=X_public).predict_proba(X_eval)
+    np.testing.assert_array_equal(first, again)
 
 
 def test_missing_classes_warn_and_planning_needs_them(data):
