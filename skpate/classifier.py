@@ -262,6 +262,13 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
 
     def _selection(self, n_private, n_public, classes):
         candidates, learners = self.candidates, self._learners()
+        if learners is not None and (
+            not learners or len(set(learners)) != len(learners) or not set(learners) <= set(_KNOWN_LEARNERS)
+        ):  # named after the parameter the user set (default_candidates calls them learners)
+            raise ValueError(
+                f"candidates must be 'auto', distinct names among {_KNOWN_LEARNERS} or (name, estimator) pairs; got "
+                f"{list(learners)!r}."
+            )
         if learners is not None:
             candidates = default_candidates(
                 n_private, n_public, np.unique(classes).size, self.epsilon, self.delta,

@@ -35,9 +35,10 @@ import warnings
 
 import numpy as np
 from joblib import effective_n_jobs
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.base import ClassifierMixin, clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils.metaestimators import _BaseComposition
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
@@ -124,7 +125,7 @@ def _name(prefix, params):
     return prefix + "(" + ", ".join(f"{key}={value!r}" for key, value in sorted(params.items())) + ")"
 
 
-class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class PrivateModelSelection(PrivateClassifierMixin, ClassifierMixin, _BaseComposition):
     """Fit several private candidates under one budget and publish the one a private choice prefers.
 
     Every candidate is a skpate estimator (the contract of :mod:`skpate.base`)
@@ -219,6 +220,34 @@ class PrivateModelSelection(PrivateClassifierMixin, MetaEstimatorMixin, Classifi
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+
+    def get_params(self, deep=True):
+        """Parameters of this selection and, with ``deep``, of its candidates as ``<name>__<parameter>``
+        (as ``VotingClassifier``'s), so that ``set_params`` and ``GridSearchCV`` reach them.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+
+        Returns
+        -------
+        params : dict
+        """
+        return self._get_params("candidates", deep=deep)
+
+    def set_params(self, **params):
+        """Set the parameters of this selection, or of a candidate as ``<name>__<parameter>``.
+
+        Parameters
+        ----------
+        **params : dict
+
+        Returns
+        -------
+        self : object
+        """
+        self._set_params("candidates", **params)
+        return self
 
     # ------------------------------------------------------------ budget
 

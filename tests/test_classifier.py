@@ -364,8 +364,9 @@ def test_candidates_by_learner_name_are_the_default_candidates_of_those_learners
     clf.fit(X[:1000], y[:1000], X_public=X[1000:])
     assert list(clf.selection_.candidate_epsilons_) == ["linear", "trees", "boosting"]
     assert clf.preprocessor_ is None  # each candidate carries its own public preprocessing
-    with pytest.raises(ValueError, match="learners must be distinct names"):
-        PrivateClassifier(classes=[0, 1], candidates=["linear", "forest"]).fit(X[:1000], y[:1000], X_public=X[1000:])
+    for names in (["linear", "forest"], ["linear", "linear"]):  # the parameter the user set, not default_candidates'
+        with pytest.raises(ValueError, match=r"candidates must be 'auto', distinct names among .*'forest'|'linear'\]"):
+            PrivateClassifier(classes=[0, 1], candidates=names).fit(X[:1000], y[:1000], X_public=X[1000:])
 
 
 def test_n_jobs_fits_the_default_candidates_in_parallel_with_the_same_draws(mixed_split):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from joblib import parallel_config
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.tree import DecisionTreeClassifier
 
@@ -133,6 +134,19 @@ def test_a_candidate_with_an_accountant_of_its_own_is_refused_before_the_budget(
     with pytest.raises(ValueError, match="accountant of its own"):
         search.planned_cost(len(X_public))
     assert own.n_fits == 0 and outer.n_fits == 0
+
+
+def test_candidates_parameters_are_reachable_as_name__parameter(binary_split):
+    """As VotingClassifier's: set_params(linear__n_iter=10) raised "Invalid parameter 'linear'"."""
+    X, y, X_public, _ = binary_split
+    search = _search()
+    assert search.get_params()["linear__n_iter"] == 50 and "linear__n_iter" not in search.get_params(deep=False)
+    assert search.set_params(linear__n_iter=10, epsilon=3.0) is search
+    assert search.candidates[0][1].n_iter == 10 and search.epsilon == 3.0
+    rows, labels = np.vstack([X, X_public]), np.concatenate([y, np.full(len(X_public), -1)])  # public rows: -1
+    grid = GridSearchCV(_search(), {"linear__n_iter": [5, 10]}, cv=KFold(2, shuffle=True, random_state=0))
+    grid.fit(rows, labels)
+    assert grid.best_params_["linear__n_iter"] in (5, 10)
 
 
 def test_non_gaussian_and_non_private_candidates_are_refused_with_the_fix(binary_split):
