@@ -115,7 +115,11 @@ def pate(**params):
 
 BAD_FITS = {
     "inf in public rows": (dict(), lambda X, y, P: (X, y, np.where(P > 2.5, np.inf, P)), "public rows.*infinity"),
-    "inf in private rows": (dict(), lambda X, y, P: (np.where(X > 2.5, np.inf, X), y, P), "hold infinity in"),
+    "inf in private rows": (
+        dict(),
+        lambda X, y, P: (np.where(X > 2.5, np.inf, X), y, P),
+        "If the private rows hold infinity",
+    ),
     "empty public set": (dict(), lambda X, y, P: (X, y, P[:0]), "no public rows"),
     # Refused only without classes (the label set would come from the private rows); with classes given it fits.
     "one class only": (dict(classes=None), lambda X, y, P: (X, np.zeros_like(y), P), "one class"),

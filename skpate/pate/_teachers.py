@@ -256,12 +256,12 @@ def _teacher_error(kind, X_private, X_unlabeled=None, estimator=None):
     tags = input_tags(estimator)
     causes = [] if tags is not None and tags.string else [schema_hint(X_private)]
     nan = tags is None or not tags.allow_nan  # an estimator that takes NaN may still refuse infinity
-    if nan:  # said whatever the rows hold, naming no column: which columns hold such values depends on them
-        causes.append(
-            "If the private rows hold NaN or infinity (not checked here: it would depend on them), impute or clip "
-            "them in a pipeline step before the estimator."
-        )
     values = "NaN or infinity" if nan else "infinity"
+    # Said whatever the rows hold, naming no column: which columns hold such values depends on them.
+    causes.append(
+        f"If the private rows hold {values} (not checked here: it would depend on them), impute or clip them in a "
+        "pipeline step before the estimator."
+    )
     columns = "" if X_unlabeled is None else non_finite_columns(X_unlabeled, nan)
     if columns:
         causes.append(

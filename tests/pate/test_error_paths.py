@@ -137,7 +137,7 @@ def test_a_teacher_that_reads_strings_and_nan_gets_no_hint_about_them():
     with pytest.raises(ValueError, match="could not be fit") as error:
         pate(teacher, classes=[0, 1]).fit(X, y, X_public=X_pub)
     message = str(error.value)
-    assert "If its partition is too small or misses classes: give every teacher more rows" in message
+    assert "if its partition is too small or misses classes: give every teacher more rows" in message
     assert "non-numeric" not in message and "NaN" not in message
     with pytest.raises(ValueError, match=r"\['city'\]; put an encoder.*If the private rows hold NaN or infinity.*"
                        r"Or, if its partition is too small or misses classes"):  # fmt: skip
