@@ -425,6 +425,8 @@ def check_label_type(classes):
     :func:`check_classes`, as outside the declared domain. Missing labels, and strings mixed with numbers (which
     numpy would silently turn into strings: ``["a", "b", 3]`` holds ``"3"``, not 3), are refused too.
     """
+    if isinstance(classes, (set, frozenset, dict)) or isinstance(classes, str):  # numpy makes a set one object
+        raise ValueError(f"classes={classes!r} must be a list or array of labels, e.g. ['a', 'b'] or [0, 1].")
     values = list(classes) if np.ndim(classes) == 1 else []
     if any(np.ndim(v) == 0 and pd.isna(v) for v in values) or len({isinstance(v, str) for v in values}) > 1:
         raise ValueError(

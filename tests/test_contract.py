@@ -376,6 +376,14 @@ def test_boolean_labels_are_predicted_as_booleans(name, rows):
         assert predicted.dtype == bool, predicted.dtype
 
 
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_classes_given_as_a_set_are_refused_naming_classes(name, rows):
+    """numpy makes a set one object: the error spoke of an unknown label type, a regression target."""
+    X, y, X_public, _, _ = rows
+    with pytest.raises(ValueError, match=r"classes=\{0, 1\} must be a list or array of labels"):
+        make(name, classes={0, 1}).fit(X, y, X_public=X_public)
+
+
 DEFAULT_PREPROCESSING = [n for n in ESTIMATORS if ESTIMATORS[n]().get_params().get("preprocessor") == "auto"]
 
 
