@@ -425,7 +425,7 @@ def check_label_type(classes):
     :func:`check_classes`, as outside the declared domain. Missing labels, and strings mixed with numbers (which
     numpy would silently turn into strings: ``["a", "b", 3]`` holds ``"3"``, not 3), are refused too.
     """
-    if isinstance(classes, (set, frozenset, dict)) or isinstance(classes, str):  # numpy makes a set one object
+    if isinstance(classes, (set, frozenset, dict, str)):  # numpy makes a set one object
         raise ValueError(f"classes={classes!r} must be a list or array of labels, e.g. ['a', 'b'] or [0, 1].")
     values = list(classes) if np.ndim(classes) == 1 else []
     if any(np.ndim(v) == 0 and pd.isna(v) for v in values) or len({isinstance(v, str) for v in values}) > 1:
@@ -595,19 +595,24 @@ def fit_public_preprocessor(preprocessor, X_public, name="the estimator"):
         ) from error
 
 
+def _is_skpates(category):
+    """Whether a warning category is skpate's own, whose texts quote no data."""
+    return category.__module__.split(".")[0] == "skpate"
+
+
 def sanitized_records(caught):
     """``caught`` warnings as picklable ``(category, text)`` pairs, the text kept for skpate's own only: what a
     joblib worker that ran a step on private rows returns, for :func:`reemit_sanitized` in the caller."""
-    return [
-        (record.category, str(record.message) if record.category.__module__.split(".")[0] == "skpate" else "")
-        for record in caught
-    ]
+    return [(record.category, str(record.message) if _is_skpates(record.category) else "") for record in caught]
 
 
 def reemit_sanitized(records, name, what, stacklevel=2):
     """Warn again, in the caller, with the ``(category, text)`` pairs of :func:`sanitized_records` (once per
-    category, their texts replaced; skpate's own pass as is)."""
-    caught = [warnings.WarningMessage(text, category, "", 0) for category, text in records]
+    category, their texts replaced; skpate's own pass as is, in their own category)."""
+    caught = [
+        warnings.WarningMessage(category(text) if _is_skpates(category) else text, category, "", 0)
+        for category, text in records
+    ]
     _reemit_sanitized(caught, name, what, stacklevel + 1)
 
 
@@ -616,7 +621,7 @@ def _reemit_sanitized(caught, name, what, stacklevel):
     seen = set()
     for record in caught:
         category = record.category
-        if category.__module__.split(".")[0] == "skpate":  # skpate's warnings quote no data
+        if _is_skpates(category):
             warnings.warn(record.message, stacklevel=stacklevel + 1)
             continue
         if category in seen:

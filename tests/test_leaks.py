@@ -11,6 +11,7 @@ stderr) must hold no marker. The guard every private transform runs under
 """
 
 import logging
+import pickle
 import warnings
 
 import numpy as np
@@ -34,7 +35,13 @@ from skpate import (
     PrivateModelSelection,
     TabularPATEClassifier,
 )
-from skpate._validation import check_handles_unknown, on_private_rows, transform_private
+from skpate._validation import (
+    check_handles_unknown,
+    on_private_rows,
+    reemit_sanitized,
+    sanitized_records,
+    transform_private,
+)
 from skpate.preprocessing import PublicPreprocessor
 
 SECRET = "SECRET-ZIP-90210"
@@ -80,6 +87,22 @@ def test_the_guard_turns_any_error_into_one_that_names_the_step_and_the_fix_and_
     # Even when raised while another exception is being handled (its __context__ would be that one, not ours).
     with pytest.raises(ValueError, match="it raised a KeyError"):
         on_private_rows("MyEstimator", "a step", {}.__getitem__, SECRET)
+
+
+def test_warnings_recorded_in_a_worker_are_warned_again_as_the_guard_does():
+    """What a joblib worker returns (sanitized_records) is warned again in the caller: other categories once each
+    without their text, skpate's own with their text and in their own category (not as a UserWarning)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _warns(np.ones((3, 2)))
+    records = sanitized_records(caught)
+    assert pickle.loads(pickle.dumps(records)) == records and SECRET not in repr(records)
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        reemit_sanitized(records, "MyEstimator", "a step")
+    assert [w.category for w in again] == [RuntimeWarning, DeprecationWarning, PrivacyLeakWarning]
+    assert str(again[2].message) == "classes were not given"
+    assert_quotes_nothing(" ".join(str(w.message) for w in again))
 
 
 def test_the_guard_reemits_warnings_by_category_without_their_text():
