@@ -139,9 +139,13 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         """The preprocessor the fit applies, unfitted ("passthrough": none), the learner's default resolved."""
         return self.preprocessor
 
+    def _preprocessor_is(self, option):
+        """Whether ``preprocessor`` is the string ``option`` ("auto", "passthrough"), not a transformer."""
+        return isinstance(self.preprocessor, str) and self.preprocessor == option
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        if isinstance(self.preprocessor, str) and self.preprocessor == "auto":  # PublicPreprocessor's inputs
+        if self._preprocessor_is("auto"):  # PublicPreprocessor's inputs
             tags.input_tags.allow_nan = True
             tags.input_tags.string = True
         return tags

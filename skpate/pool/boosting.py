@@ -425,7 +425,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
         return int(rounds), int(trees)  # Python ints: the noise is calibrated for their sum (see Count)
 
     def _preprocessor(self):
-        return PublicPreprocessor(encoding="ordinal") if self.preprocessor == "auto" else self.preprocessor
+        return PublicPreprocessor(encoding="ordinal") if self._preprocessor_is("auto") else self.preprocessor
 
     def _fit_pool(self, X_private, y_private, X_public, public, classes, rng, plan):
         name = type(self).__name__
@@ -508,7 +508,7 @@ class NoisyBoostingClassifier(PredictsWithModelMixin, BasePoolClassifier):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        if isinstance(self.preprocessor, str) and self.preprocessor == "passthrough":  # binned as its dense rows
+        if self._preprocessor_is("passthrough"):  # a sparse matrix is binned as its dense rows
             tags.input_tags.sparse = True
         return tags
 

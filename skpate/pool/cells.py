@@ -149,7 +149,7 @@ class CellCountClassifier(PredictsWithCountsMixin, BasePoolClassifier):
             )
 
     def _preprocessor(self):
-        return PublicPreprocessor() if self.preprocessor == "auto" else self.preprocessor  # accepts every row
+        return PublicPreprocessor() if self._preprocessor_is("auto") else self.preprocessor  # accepts every row
 
     def _fit_pool(self, X_private, y_private, X_public, public, classes, rng, plan):
         codes = np.searchsorted(classes, y_private)  # check_classes checked that every label is in classes
@@ -170,5 +170,5 @@ class CellCountClassifier(PredictsWithCountsMixin, BasePoolClassifier):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # k-means and the counts take sparse rows; PublicPreprocessor ("auto") does not
-        tags.input_tags.sparse = not (isinstance(self.preprocessor, str) and self.preprocessor == "auto")
+        tags.input_tags.sparse = not self._preprocessor_is("auto")
         return tags

@@ -211,13 +211,13 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
         self.random_state = random_state
 
     def _preprocessor(self):
-        if self.preprocessor == "auto":  # accepts every private row: a refusal would depend on one
+        if self._preprocessor_is("auto"):  # accepts every private row: a refusal would depend on one
             return make_pipeline(PublicPreprocessor(), StandardScaler())
         return self.preprocessor
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        if isinstance(self.preprocessor, str) and self.preprocessor == "passthrough":  # the steps take CSR rows
+        if self._preprocessor_is("passthrough"):  # the steps take CSR rows
             tags.input_tags.sparse = True
         return tags
 
