@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._validation import as_float64
+from .._validation import as_float64, check_positive_int
 from .bounds import rdp_pure_dp
 from .gdp import gdp_epsilon
 from .rdp import DEFAULT_ORDERS, check_delta, rdp_to_dp
@@ -52,13 +52,6 @@ class CostTerm(NamedTuple):
     kind: str
     params: dict
     on: str = "all"
-
-
-def _count(count):
-    """``count`` as a Python int >= 0 (a numpy integer would wrap around in arithmetic; a bool is no count)."""
-    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 0:
-        raise ValueError(f"a cost's pure parts are (epsilon_0, count) with a count >= 0, got count {count!r}.")
-    return int(count)
 
 
 @dataclass(frozen=True)
@@ -89,7 +82,14 @@ class Cost:
         # float64 and Python ints, whatever numpy types the parts came in: float16 rounds a cost (and 2 / 300^2
         # underflows to 0), a uint8 count wraps around.
         object.__setattr__(self, "mu_squared", as_float64(self.mu_squared))
-        object.__setattr__(self, "pure", tuple((as_float64(eps0), _count(count)) for eps0, count in self.pure))
+        object.__setattr__(
+            self,
+            "pure",
+            tuple(
+                (as_float64(eps0), check_positive_int("a cost's pure count", count, minimum=0))
+                for eps0, count in self.pure
+            ),
+        )
         if self.release is not None:
             object.__setattr__(self, "release", tuple(as_float64(part) for part in self.release))
         # A negative or NaN part would refill a budget it is charged to (a cost is never negative).
