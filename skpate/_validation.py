@@ -167,12 +167,15 @@ def check_delta_for_rows(estimator, n_private):
     """Warn (:class:`PrivacyLeakWarning`) if ``estimator.delta >= 1 / n_private``, once, from the outermost fit.
 
     ``(epsilon, delta)``-DP with ``delta >= 1/n`` allows publishing one private row in full (each with probability
-    ``delta``: Dwork & Roth 2014, Sec. 2.3), so ``delta`` should be well below ``1/n``. The message does not name
-    ``n``: under add/remove neighbouring the number of private rows is private.
+    ``delta``: Dwork & Roth 2014, Sec. 2.3), so ``delta`` should be well below ``1/n``. Under add/remove
+    neighbouring (``estimator.neighboring``) the number of private rows is private, and whether the warning
+    appears would depend on it (it does for a ``delta`` between ``1/(n+1)`` and ``1/n``): no warning then; the
+    parameter's documentation asks for ``delta`` below ``1/n``.
     """
     delta = getattr(estimator, "delta", None)
     outermost = _OUTER_FIT.get() in (None, estimator)
-    if outermost and delta is not None and n_private > 0 and delta >= 1.0 / n_private:
+    n_is_public = getattr(estimator, "neighboring", "replace-one") != "add-remove"
+    if outermost and n_is_public and delta is not None and n_private > 0 and delta >= 1.0 / n_private:
         warnings.warn(
             f"delta={delta:g} is at least 1/n, n the number of private rows: (epsilon, delta)-DP with such a delta "
             "allows a mechanism that publishes a whole private row. Use delta well below 1/n, e.g. 1e-5 or 1/n^2.",
@@ -259,18 +262,19 @@ def check_positive_int(name, value, what="", minimum=1):
     return int(value)  # a Python int: numpy's small integers wrap around in the arithmetic of a cost
 
 
-def check_rows(X):
+def check_rows(X, allow_empty=False):
     """Light validation of an estimator's input rows.
 
     DataFrames pass through untouched (pipelines may select columns by
-    name); arrays are checked for shape, emptiness and complex data, and
-    finiteness is left to the wrapped estimators.
+    name); arrays are checked for shape, emptiness (unless ``allow_empty``)
+    and complex data, and finiteness is left to the wrapped estimators.
     """
     if hasattr(X, "iloc"):
         return X
     return values_not_quoted(
-        check_array, X, accept_sparse=["csr", "csc"], dtype=None, ensure_all_finite=False, allow_nd=True
-    )
+        check_array, X, accept_sparse=["csr", "csc"], dtype=None, ensure_all_finite=False, allow_nd=True,
+        ensure_min_samples=0 if allow_empty else 1,
+    )  # fmt: skip
 
 
 def values_not_quoted(check, *args, **kwargs):
@@ -330,11 +334,13 @@ def public_rows(y, classes):
     return unlabeled_mask(y)
 
 
-def split_private_public(X, y, X_public, classes, name):
+def split_private_public(X, y, X_public, classes, name, neighboring="replace-one"):
     """The private rows and their labels, and the public rows: the one row split of every estimator.
 
     Public rows come either as ``X_public`` or as rows of ``X`` labeled ``-1`` (:func:`public_rows`), never
-    both. Errors name the estimator ``name`` and the fix, and quote no label.
+    both. Errors name the estimator ``name`` and the fix, and quote no label. Under ``neighboring="add-remove"``
+    with public ``classes``, no private rows at all is a dataset like any other: it is the neighbour of a
+    dataset of one row, and refusing one but not the other would tell them apart.
 
     Returns
     -------
@@ -345,7 +351,8 @@ def split_private_public(X, y, X_public, classes, name):
             f"{name} requires y to be passed, but the target y is None: label the private rows "
             "and mark public rows with -1 (or pass X_public)."
         )
-    X = check_rows(X)
+    empty_ok = neighboring == "add-remove" and classes is not None
+    X = check_rows(X, allow_empty=empty_ok)
     for rows in (X, X_public):  # a frame's column names of mixed types are refused here, before the budget
         if rows is not None:
             _get_feature_names(rows)
@@ -357,12 +364,16 @@ def split_private_public(X, y, X_public, classes, name):
             "Input y contains missing or infinite labels (None, NaN, NA or inf); give every private row one of the "
             "classes, and mark public rows -1 or pass them as X_public."
         )
-    y = values_not_quoted(lambda: check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype=None, input_name="y"))
+    y = values_not_quoted(
+        lambda: check_array(
+            column_or_1d(y, warn=True), ensure_2d=False, dtype=None, input_name="y", ensure_min_samples=0
+        )
+    )  # an empty y is refused below (no private rows), or with X's emptiness by check_rows
     if _num_samples(X) != y.shape[0]:  # no counts: the number of private rows is private under add/remove
         raise ValueError("X and y have inconsistent numbers of samples: give one label per row of X.")
     public = public_rows(y, classes)
     private_idx = np.flatnonzero(~public)
-    if private_idx.size == 0:
+    if private_idx.size == 0 and not empty_ok:
         raise ValueError(f"no private rows: every label is -1; {name} learns from labeled private rows.")
     y_private = y[private_idx]
     if classes is None:  # the label set, and so its type, comes from the private labels (with a warning, later)

@@ -118,7 +118,8 @@ class PrivateClassifierMixin:
         """
         self._validate_params()
         name = type(self).__name__
-        X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name)
+        relation = getattr(self, "neighboring", "replace-one")
+        X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name, relation)
         classes = check_classes(self.classes, y_private, name, stacklevel=4)  # the warning points at the caller
         check_delta_for_rows(self, _num_samples(X_private))
         return X_private, y_private, X_pub, classes

@@ -10,12 +10,14 @@ import inspect
 import json
 import pickle
 import re
+import warnings
 from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 import pytest
 from private_estimators import ESTIMATORS  # tests/private_estimators.py (pytest puts tests/ on the path)
+from scipy import sparse
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
@@ -190,6 +192,45 @@ def test_a_delta_of_one_over_n_or_more_warns_once(name, rows):
         make(name, delta=0.5).fit(X, y, X_public=X_public)
     assert sum("1/n" in str(w.message) for w in caught) == 1  # from the outermost fit only
     assert all(str(len(y)) not in str(w.message) for w in caught)  # private under add/remove: never quoted
+
+
+@pytest.mark.parametrize("name", sorted(OFFER_ADD_REMOVE))
+@pytest.mark.parametrize("form", ["X_public", "rows labeled -1", "DataFrames", "sparse"])
+def test_under_add_remove_no_private_rows_is_fitted_as_its_neighbour_of_one_row(name, rows, form):
+    """Under add/remove the datasets of 0 and 1 private rows are neighbours: both fit, and publish the same kind."""
+    X, y, X_public, X_eval, _ = rows
+
+    as_rows = {
+        "DataFrames": lambda rows: pd.DataFrame(rows, columns=[f"x{j}" for j in range(X.shape[1])]),
+        "sparse": sparse.csr_matrix,
+    }.get(form, np.asarray)
+    preprocessor = "passthrough" if form == "sparse" else "auto"  # PublicPreprocessor reads dense columns
+
+    def fit(n):
+        model = make(name, neighboring="add-remove", preprocessor=preprocessor)
+        if form == "rows labeled -1":
+            return model.fit(np.vstack([X[:n], X_public]), np.r_[y[:n], -np.ones(len(X_public), dtype=int)])
+        return model.fit(as_rows(X[:n]), y[:n], X_public=as_rows(X_public))
+
+    empty, one = fit(0), fit(1)
+    assert empty.privacy_spent_ == one.privacy_spent_ and empty.sigma_ == one.sigma_
+    assert set(empty.predict(as_rows(X_eval))) <= {0, 1}
+    assert empty.export_model().predict(as_rows(X_eval)).shape == (len(X_eval),)
+    assert make(name).get_params()["neighboring"] == "replace-one"
+    with pytest.raises(ValueError, match="no private rows"):  # under replacement the number of rows is public
+        make(name).fit(X_public, -np.ones(len(X_public), dtype=int))
+
+
+@pytest.mark.parametrize("name", sorted(OFFER_ADD_REMOVE))
+def test_under_add_remove_the_delta_warning_does_not_depend_on_the_number_of_private_rows(name, rows):
+    """Whether ``delta >= 1/n`` warns would tell ``n`` from ``n + 1``: under add/remove it warns for no ``n``."""
+    X, y, X_public, _, _ = rows
+    for n in (2, 3, 4):  # delta = 1/3: at least 1/n for n = 3 and 4, not for n = 2
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PrivacyLeakWarning)
+            make(name, delta=1 / 3, neighboring="add-remove").fit(X[:n], np.r_[0, 1, y[2:n]], X_public=X_public)
+    with pytest.warns(PrivacyLeakWarning, match="at least 1/n"):  # public n under replacement: the warning stays
+        make(name, delta=1 / 3).fit(X[:4], np.r_[0, 1, y[2:4]], X_public=X_public)
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))

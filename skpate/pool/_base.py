@@ -49,6 +49,8 @@ def private_features(preprocessor, X_private, Z_public, name="the estimator"):
     """
     if preprocessor is None:
         return X_private
+    if _num_samples(X_private) == 0:  # an empty private set (add/remove): scikit-learn's steps refuse 0 rows
+        return Z_public[:0]
     return transform_private(preprocessor, X_private, name, width=np.shape(Z_public)[1])
 
 
@@ -70,7 +72,7 @@ def private_matrix(Z, name):
     """The private rows after the preprocessor as a finite float64 matrix (CSR if sparse), guarded (no value quoted)."""
     return on_private_rows(
         name, "the conversion of the preprocessor's output to a finite numeric matrix", check_array, Z,
-        accept_sparse="csr", dtype=np.float64, stacklevel=3,
+        accept_sparse="csr", dtype=np.float64, ensure_min_samples=0, stacklevel=3,
     )  # fmt: skip
 
 

@@ -90,7 +90,10 @@ class CellCountClassifier(PredictsWithCountsMixin, BasePoolClassifier):
         grows as their square root.
     neighboring : {"replace-one", "add-remove"}, default="replace-one"
         What the epsilon protects: replacing one private row, or adding or
-        removing one (a count table's sensitivity halves in ``mu^2``).
+        removing one (a count table's sensitivity halves in ``mu^2``). Under
+        "add-remove" the number of rows is private: with public ``classes``,
+        no private rows at all fit as one does, and the ``delta >= 1/n``
+        warning is not given (choose ``delta`` well below ``1/n``).
     random_state : int, RandomState instance or None, default=None
         Seeds k-means and the noise. None (default) draws from OS entropy; a
         seed makes the noise reproducible by anyone who knows it

@@ -36,9 +36,11 @@ def noisy_counts(partition, Z_private, codes, n_classes, sigma, rng):
     Each private row lands in one cell of each partition, so the tables have the L2 sensitivity of
     :func:`skpate.privacy.sensitivity.count_tables_sensitivity`.
     """
-    cells = _cells(partition, Z_private)  # (n_private, n_partitions)
+    masks = _cell_masks(partition)
+    # (n_private, n_partitions); an empty private set (add/remove) in no cell: scikit-learn refuses 0 rows
+    cells = _cells(partition, Z_private) if Z_private.shape[0] else np.empty((0, len(masks)), dtype=np.intp)
     counts = []
-    for is_cell, cell in zip(_cell_masks(partition), cells.T):
+    for is_cell, cell in zip(masks, cells.T):
         table = np.zeros((is_cell.size, n_classes))
         np.add.at(table, (cell, codes), 1.0)
         table[is_cell] += rng.normal(0.0, sigma, (np.count_nonzero(is_cell), n_classes))

@@ -142,7 +142,10 @@ class NoisyGDClassifier(PredictsWithModelMixin, BasePoolClassifier):
         gradient sum moves by ``2 clip``, the number of rows is public) or adding or removing one
         (Opacus's; the sum moves by ``clip``, so half the noise, and the number of rows is released
         once with Gaussian noise at 1% of the budget's ``mu^2``). Replacement is an addition and a
-        removal, so the same epsilon is a stronger guarantee under "replace-one".
+        removal, so the same epsilon is a stronger guarantee under "replace-one". Under
+        "add-remove" nothing else reads the number of rows: with public ``classes``, no private rows
+        at all fit as one does, and the ``delta >= 1/n`` warning is not given (choose ``delta`` well
+        below ``1/n``).
     random_state : int, RandomState instance or None, default=None
         Seeds the noise. None (default) draws from OS entropy; a seed makes
         the noise reproducible by anyone who knows it
