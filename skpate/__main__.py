@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 from .pate import aggregators as agg
-from .privacy import PrivacyLedger, analyze
+from .privacy import LedgerLockTimeoutError, PrivacyLedger, analyze
 from .privacy.ledger import database_url
 
 NOISE_OPTIONS = ["threshold", "sigma_threshold", "sigma", "scale", "constant", "confidence"]
@@ -145,7 +145,7 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     try:
         _analyze(args) if args.command == "analyze" else _ledger(args)
-    except (ValueError, LookupError, IndexError) as exc:
+    except (ValueError, LookupError, IndexError, LedgerLockTimeoutError) as exc:
         print(f"python -m skpate {args.command}: error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -9,13 +9,14 @@ from . import bounds
 from .accountant import BudgetAccountant, BudgetExceededError, RDPAccountant
 from .cost import Cost
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
-from .ledger import PrivacyLedger
+from .ledger import LedgerLockTimeoutError, PrivacyLedger
 from .rdp import DEFAULT_ORDERS, check_delta, check_orders, compose, rdp_to_dp
 from .report import PrivacyReport, analyze
 
 __all__ = [
     "BudgetAccountant",
     "PrivacyLedger",
+    "LedgerLockTimeoutError",
     "BudgetExceededError",
     "Cost",
     "RDPAccountant",

@@ -35,7 +35,26 @@ from sqlalchemy.pool import NullPool
 
 from .accountant import BudgetAccountant, BudgetFilters, close_charge, now
 
-__all__ = ["PrivacyLedger"]
+__all__ = ["LedgerLockTimeoutError", "PrivacyLedger"]
+
+#: Seconds a ledger transaction waits for another process's lock on a budget before it gives up.
+LOCK_TIMEOUT = 60.0
+
+
+class LedgerLockTimeoutError(TimeoutError):
+    """Another process held the lock on a dataset's budget longer than ``LOCK_TIMEOUT`` (60 s).
+
+    The transaction that waited was rolled back: nothing was charged or closed. Retry; if it lasts, a
+    process is stopped inside a ledger transaction (a debugger, ``SIGSTOP``, a hung client).
+    """
+
+
+def _lock_timed_out(exc):
+    """Whether ``exc`` is a lock wait that expired, not any other error (a lost connection is one too)."""
+    if getattr(exc.orig, "sqlstate", None) == "55P03":  # PostgreSQL: lock_not_available
+        return True
+    return str(exc.orig).startswith(("database is locked", "database table is locked"))  # SQLite
+
 
 _metadata = MetaData()
 
@@ -193,7 +212,7 @@ class PrivacyLedger(BudgetAccountant):
             # PostgreSQL: the row lock is the whole design; under repeatable read or serializable (a server's
             # default may be either) concurrent reservations failed with bare serialization errors.
             options = {"isolation_level": "READ COMMITTED"} if self._postgresql else {}
-            connect = {"timeout": 60} if sqlite else {}
+            connect = {"timeout": LOCK_TIMEOUT} if sqlite else {}
             engine = create_engine(self.url, connect_args=connect, poolclass=NullPool, **options)
             if sqlite:
                 _sqlite_serialized(engine)
@@ -205,11 +224,35 @@ class PrivacyLedger(BudgetAccountant):
         return self.url.get_backend_name() == "postgresql"
 
     @contextmanager
-    def _transaction(self):
-        """A transaction holding the lock on this dataset's budget row; yields (connection, budget row)."""
-        with self._connection().begin() as conn:
+    def _lock_timeouts(self):
+        """Turn an expired lock wait into :class:`LedgerLockTimeoutError`; every other error passes unchanged."""
+        try:
+            yield
+        except OperationalError as exc:
+            if not _lock_timed_out(exc):
+                raise
+            raise LedgerLockTimeoutError(
+                f"dataset {self.dataset!r}: another process holds the lock on its budget in the ledger {self} and "
+                f"kept it for {LOCK_TIMEOUT:g} s (a fit reserving or settling, or a process stopped inside its "
+                "reservation); nothing was charged. Please retry; if it lasts, find that process: by the host and pid "
+                "of ledger.pending() or history() (stopped while settling), or on PostgreSQL in pg_stat_activity "
+                "(a session 'idle in transaction')."
+            ) from exc
+
+    @contextmanager
+    def _begin(self):
+        """A ledger transaction (SQLite: ``BEGIN IMMEDIATE``); yields its connection."""
+        with self._lock_timeouts(), self._connection().begin() as conn:
             if self._postgresql:  # durable at commit whatever the server's setting: noise follows a reservation
                 conn.exec_driver_sql("SET LOCAL synchronous_commit = on")
+                # Wait for a lock as long as SQLite does, not forever behind a stopped process.
+                conn.exec_driver_sql(f"SET LOCAL lock_timeout = {round(LOCK_TIMEOUT * 1000)}")
+            yield conn
+
+    @contextmanager
+    def _transaction(self):
+        """A transaction holding the lock on this dataset's budget row; yields (connection, budget row)."""
+        with self._begin() as conn:
             row = conn.execute(select(budgets).where(budgets.c.dataset == self.dataset).with_for_update()).one_or_none()
             if row is None:
                 raise LookupError(f"the ledger {self} holds no budget for dataset {self.dataset!r} any more.")
@@ -227,11 +270,12 @@ class PrivacyLedger(BudgetAccountant):
         given = epsilon is not None or delta is not None or orders is not None
         complete = epsilon is not None and delta is not None  # enough to create it; some numbers check an old one
         budget = BudgetFilters(epsilon, delta, orders, owner="PrivacyLedger") if complete else None  # before any I/O
-        self._create_tables()
-        try:
-            stored = self._create_or_read(budget, complete)
-        except IntegrityError:  # another process created it between our read and our insert: read it
-            stored = self._create_or_read(None, False)
+        with self._lock_timeouts():
+            self._create_tables()
+            try:
+                stored = self._create_or_read(budget, complete)
+            except IntegrityError:  # another process created it between our read and our insert: read it
+                stored = self._create_or_read(None, False)
         if given and not self._same_budget(stored, epsilon, delta, orders):
             raise ValueError(
                 f"the budget of dataset {self.dataset!r} was fixed when its ledger was created: epsilon="
@@ -243,7 +287,7 @@ class PrivacyLedger(BudgetAccountant):
         self.epsilon, self.delta, self.orders = stored.epsilon, stored.delta, stored.orders
 
     def _create_or_read(self, budget, create):
-        with self._connection().begin() as conn:
+        with self._begin() as conn:
             row = conn.execute(select(budgets).where(budgets.c.dataset == self.dataset)).one_or_none()
             if row is not None:
                 return BudgetFilters(row.epsilon, row.delta, _vector(row.orders), owner="PrivacyLedger")

@@ -5,19 +5,26 @@ import json
 import os
 import pickle
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
 import time
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
+from sqlalchemy import create_engine, make_url, text
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.pool import NullPool
 
 import skpate
 from skpate import NoisyGDClassifier
-from skpate.privacy import BudgetExceededError, Cost, PrivacyLedger, RDPAccountant, gdp_mu
+from skpate.__main__ import main
+from skpate.privacy import BudgetExceededError, Cost, LedgerLockTimeoutError, PrivacyLedger, RDPAccountant, gdp_mu
+from skpate.privacy import ledger as ledger_module
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +60,37 @@ def sequential_admissions(epsilon_budget, fit_epsilon, attempts):
         except BudgetExceededError:
             pass
     return admitted, accountant.spent_epsilon
+
+
+@contextmanager
+def budget_locked(url, dataset):
+    """Another process's transaction holding the lock on the budget of ``dataset`` until the block ends.
+
+    Its uncommitted write empties the filters in force: a reader must not see it.
+    """
+    alive = "UPDATE skpate_budgets SET alive = '[]' WHERE dataset = :dataset"
+    if "://" not in url:  # SQLite: the database's write lock, as a reservation's BEGIN IMMEDIATE takes it
+        holder = sqlite3.connect(url, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        holder.execute(alive.replace(":dataset", "?"), (dataset,))
+        try:
+            yield
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        return
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as holder:
+            # The server ends this session after 20 s: a ledger without a lock timeout would wait forever.
+            holder.exec_driver_sql("SET idle_in_transaction_session_timeout = '20s'")
+            lock = "SELECT 1 FROM skpate_budgets WHERE dataset = :dataset FOR UPDATE"
+            holder.execute(text(lock), {"dataset": dataset})
+            holder.execute(text(alive), {"dataset": dataset})
+            yield
+            holder.rollback()
+    finally:
+        engine.dispose()
 
 
 # ------------------------------------------------------------ the budget is fixed when it is created
@@ -93,8 +131,49 @@ def test_postgresql_reservations_are_durable_and_read_committed_whatever_the_ses
     with ledger._transaction() as (conn, _):
         assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
         assert conn.exec_driver_sql("SHOW transaction_isolation").scalar() == "read committed"
+        assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "1min"  # SQLite's timeout: one constant
     ledger.settle(ledger.reserve(Cost(mu_squared=0.01)), Cost(mu_squared=0.01))
     assert ledger.n_fits == 1
+
+
+def test_a_lock_held_too_long_is_a_clear_error_and_charges_nothing(ledger_url, dataset_name, monkeypatch, capsys):
+    """A process stopped inside its transaction blocked every other process forever on PostgreSQL; on SQLite
+    they failed after a minute with a bare 'database is locked'."""
+    monkeypatch.setattr(ledger_module, "LOCK_TIMEOUT", 1.0)
+    ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=1.0, delta=1e-5)
+    reservation = ledger.reserve(fit_cost(0.1), label="a fit that died")
+    with budget_locked(ledger_url, dataset_name):
+        start = time.monotonic()
+        with pytest.raises(LedgerLockTimeoutError) as caught:
+            ledger.reserve(fit_cost(0.5), label="a fit")
+        assert 0.9 < time.monotonic() - start < 10
+        # The command line says the same, without a traceback.
+        assert main(["ledger", "resolve", ledger_url, "--dataset", dataset_name, "--id", str(reservation)]) == 2
+        assert "another process holds the lock" in capsys.readouterr().err
+    assert isinstance(caught.value, TimeoutError) and isinstance(caught.value.__cause__, OperationalError)
+    message = str(caught.value)
+    assert repr(dataset_name) in message and "another process holds the lock" in message
+    assert "stopped inside its reservation" in message and "pending()" in message and "retry" in message
+    # Rolled back: nothing was charged, nothing was closed.
+    (entry,) = ledger.history()
+    assert entry["id"] == reservation and entry["status"] == "reserved"
+    assert ledger.spent_epsilon == pytest.approx(entry["epsilon"])
+    ledger.reserve(fit_cost(0.5))  # the lock released, the next reservation is admitted
+    assert ledger.n_fits == 2
+
+
+def test_a_failure_that_is_no_lock_wait_passes_through_unchanged(ledger_url, dataset_name, tmp_path):
+    """A lost connection is an OperationalError too: only the lock timeouts are the ledger's own error."""
+    ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=1.0, delta=1e-5)
+    if "://" in ledger_url:
+        gone = make_url(ledger_url).set(port=1)  # no server there: connection refused
+    else:
+        gone = str(tmp_path / "no-such-directory" / "budget.db")  # unable to open database file
+    ledger.url, ledger._engine = ledger_module.database_url(gone), None  # the database is gone
+    for read in (ledger.reserve, lambda _: ledger.spent_epsilon):
+        with pytest.raises(OperationalError) as caught:
+            read(fit_cost(0.5))
+        assert not isinstance(caught.value, LedgerLockTimeoutError)
 
 
 @pytest.mark.parametrize(
