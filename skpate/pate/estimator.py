@@ -32,7 +32,7 @@ from .._validation import (
 from ..base import PrivateClassifierMixin, charge_record, published_copy
 from ..privacy import BudgetAccountant
 from ..privacy.calibration import gaussian_budget, largest_count, release_cost
-from ..privacy.cost import Cost
+from ..privacy.cost import Cost, replace_one_cost
 from ..privacy.report import filter_report
 from ..privacy.smooth import MAX_SANITIZE_ORDER
 from . import aggregators as agg
@@ -41,6 +41,17 @@ from ._teachers import TeacherEnsemble, first_step, input_tags, non_finite_colum
 from .students import StudentInClasses, proba_in_classes
 
 __all__ = ["PATEClassifier"]
+
+
+def _budget_cost(cost, grouped):
+    """What a fit costing ``cost`` (per group if ``grouped``) is charged to a budget, whose unit is replacing one row.
+
+    With ``groups``, adding or removing a row changes one group and so one teacher: the fit's cost is stated for
+    that. Replacing a row may move it to another group, changing two teachers: a removal and an addition, the
+    conversion of :func:`~skpate.privacy.cost.replace_one_cost` (``mu^2`` times 4; a pure part doubled).
+    """
+    return replace_one_cost(cost, "add-remove") if grouped else cost
+
 
 #: Rounds of uncertainty sampling of ``n_rounds="auto"``: the tabular recipe's, chosen on UCI Adult's evaluation half
 #: (non-private tuning, disclosed; measured in docs/benchmarks/adult.md).
@@ -446,7 +457,8 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
     The guarantee is per record under replacement of one record, or per group
     when ``groups`` is given: adding or removing one whole group, or changing
     any of its rows. Replacing one group by another (a different label) may
-    change two teachers, so it costs twice the reported Gaussian-DP ``mu``.
+    change two teachers, so it costs twice the reported Gaussian-DP ``mu``:
+    what an ``accountant``, whose unit is one row, is charged.
 
     References
     ----------
@@ -573,28 +585,29 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         # With groups, the partition reads them (their number is private, and a hashed group may leave a teacher
         # none): its refusals are outputs too, so the budget is reserved first and they are charged.
         grouped = data.groups is not None
-        reservation = self._reserve(plan, aggregator) if grouped else None
+        reservation = self._reserve(plan, aggregator, grouped) if grouped else None
         try:
             ensemble = self._ensemble(data, rng)
         except BaseException:
             if reservation is not None:
-                self.accountant.settle(reservation, plan.reserved)
+                self.accountant.settle(reservation, _budget_cost(plan.reserved, grouped))
             raise
         seed_estimator(student, int(rng.integers(2**63)))
         # 4. Reserve the budget, run the rounds, settle the budget with what they released.
         transcript = _Transcript(_num_samples(data.X_public))
         if not grouped:
-            reservation = self._reserve(plan, aggregator)
+            reservation = self._reserve(plan, aggregator, grouped)
         try:
             self._run_rounds(ensemble, aggregator, student, plan, data, rng, transcript)
         except BaseException:
             # Fail closed, as every estimator: once private rows were read, whether and how the fit failed is an
             # output too, so the reservation stays charged in full.
             if reservation is not None:
-                self.accountant.settle(reservation, plan.reserved)
+                self.accountant.settle(reservation, _budget_cost(plan.reserved, grouped))
             raise
         if reservation is not None:
-            self.accountant.settle(reservation, transcript.charged(aggregator) + plan.release)
+            spent = transcript.charged(aggregator) + plan.release
+            self.accountant.settle(reservation, _budget_cost(spent, grouped))
         # 5. Account for what was released; 6. set the fitted attributes.
         report = self._account(transcript, aggregator, plan, rng)
         return self._set_fitted(data, ensemble, student, aggregator, plan, transcript, report)
@@ -742,12 +755,26 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
             return self.teachers_
         return TeacherEnsemble(self.estimator, seeds, partitions, data.classes, self.n_jobs, data.groups is not None)
 
-    def _reserve(self, plan, aggregator):
-        """Reserve what the fit can cost with the accountant, which refuses it before any teacher is trained."""
+    def _reserve(self, plan, aggregator, grouped):
+        """Reserve what the fit can cost with the accountant, which refuses it before any teacher is trained.
+
+        A budget is for replacing one row; with ``groups`` the fit's cost is per group, charged as its
+        replace-one cost (:func:`_budget_cost`).
+        """
         if self.accountant is None:
             return None
         label = f"PATEClassifier({type(self.estimator).__name__}, {aggregator!r}, {plan.n_queries} queries)"
-        return self.accountant.reserve(plan.reserved, label=label, **charge_record(self))
+        if grouped:
+            if plan.release.release is not None:  # no replace-one bound for the smooth-sensitivity release here
+                raise ValueError(
+                    "with groups, a fit charged to a budget (accountant=...) has no replace-one cost for the "
+                    f"sanitized release of sanitize_order={self.sanitize_order}: the budget's unit is one row. Pass "
+                    "sanitize_order=None, or fit without an accountant (privacy_spent_ then states the per-group "
+                    "guarantee)."
+                )
+            label += " (per-group cost, charged for replacing one row)"
+        cost = _budget_cost(plan.reserved, grouped)
+        return self.accountant.reserve(cost, label=label, **charge_record(self))
 
     def _run_rounds(self, ensemble, aggregator, student, plan, data, rng, transcript):
         """Round by round: choose queries, get the teachers' votes, aggregate, fit the student.

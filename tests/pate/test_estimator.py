@@ -20,7 +20,7 @@ from sklearn.tree import DecisionTreeClassifier
 from skpate import NZC, ConfidentGNMax, GNMax, LNMax, PATEClassifier, Plurality, PrivacyLeakWarning
 from skpate.pate._partition import disjoint_partitions
 from skpate.pate.students import StudentInClasses
-from skpate.privacy import RDPAccountant, analyze, gdp_epsilon
+from skpate.privacy import Cost, RDPAccountant, analyze, gdp_epsilon
 
 
 def small_pate(estimator=None, **params):
@@ -192,6 +192,41 @@ def test_a_refusal_that_depends_on_the_private_groups_is_charged(three_class_spl
         pate.fit(X, y, X_public=X_public, groups=groups)
     assert accountant.n_fits == 1 and accountant.spent_epsilon > 0
     assert not hasattr(pate, "privacy_spent_")
+
+
+@pytest.mark.parametrize("aggregator", [GNMax(sigma=20.0), LNMax(scale=20.0)])
+def test_a_fit_with_groups_is_charged_its_cost_for_replacing_one_row(three_class_split, aggregator):
+    """A budget's unit is one row. With groups, the fit's cost is per group (one teacher changes); replacing a row may
+    move it to another group, so two teachers: the replace-one cost, mu^2 times 4 (a pure part doubled)."""
+    X, y, X_public, _ = three_class_split
+    groups = np.arange(len(y)) // 3
+
+    def spent(cost):  # what a budget of these filters spends on ``cost``
+        accountant = RDPAccountant(epsilon=20.0, delta=1e-5)
+        accountant.reserve(cost)
+        return accountant.spent_epsilon
+
+    accountant = RDPAccountant(epsilon=20.0, delta=1e-5)
+    pate = small_pate(aggregator=aggregator, accountant=accountant, max_queries=20)
+    pate.fit(X, y, X_public=X_public, groups=groups)
+    per_group = pate.privacy_report_.cost
+    replace_one = Cost(4 * per_group.mu_squared, tuple((2 * eps0, n) for eps0, n in per_group.pure))
+    assert accountant.spent_epsilon == spent(replace_one) > spent(per_group)
+    (entry,) = accountant.history()
+    assert "per-group cost, charged for replacing one row" in entry["label"]
+    without_groups = RDPAccountant(epsilon=20.0, delta=1e-5)
+    pate = small_pate(aggregator=aggregator, accountant=without_groups, max_queries=20).fit(X, y, X_public=X_public)
+    assert without_groups.spent_epsilon == spent(pate.privacy_report_.cost)  # as it was
+
+
+def test_a_sanitized_release_with_groups_is_refused_before_a_budget_for_rows(three_class_split):
+    X, y, X_public, _ = three_class_split
+    accountant = RDPAccountant(epsilon=20.0, delta=1e-5)
+    pate = small_pate(accountant=accountant, max_queries=20, sanitize_order=20.0)
+    with pytest.raises(ValueError, match=r"groups.*sanitize_order=20.0.*Pass sanitize_order=None"):
+        pate.fit(X, y, X_public=X_public, groups=np.arange(len(y)) // 3)
+    assert accountant.n_fits == 0
+    small_pate(max_queries=20, sanitize_order=20.0).fit(X, y, X_public=X_public, groups=np.arange(len(y)) // 3)
 
 
 def test_fit_with_groups(three_class_split):
