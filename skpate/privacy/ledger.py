@@ -4,13 +4,15 @@ The composition rule is :class:`~skpate.privacy.accountant.BudgetFilters`, the i
 what this module adds is where its state lives and how concurrent fits take turns. Every reservation
 is one transaction that locks the dataset's budget row (``SELECT ... FOR UPDATE`` on a server, ``BEGIN
 IMMEDIATE`` on SQLite), reads every charge, and admits the fit only if a filter still has room: fits
-that run at once are admitted exactly as if they had come one after the other.
+that run at once are admitted exactly as if they had come one after the other. Reads take no lock and
+write nothing (one read-only snapshot), so an auditor's read-only role or file can read a budget.
 """
 
 import json
 import os
 import socket
 from contextlib import contextmanager
+from urllib.parse import unquote, urlsplit
 
 import numpy as np
 from sqlalchemy import (
@@ -114,7 +116,8 @@ def _sqlite_serialized(engine):
     """Make every SQLite transaction ``BEGIN IMMEDIATE``: it takes the write lock before its first read.
 
     pysqlite's own transaction handling begins lazily, at the first write, so two processes could
-    both read the same charges before either writes; SQLAlchemy's documented recipe takes over.
+    both read the same charges before either writes; SQLAlchemy's documented recipe takes over. A
+    read (execution option ``skpate_read``) is a deferred ``BEGIN``: one consistent snapshot, no write lock.
     """
 
     @event.listens_for(engine, "connect")
@@ -123,7 +126,8 @@ def _sqlite_serialized(engine):
 
     @event.listens_for(engine, "begin")
     def _begin(connection):
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        read = connection.get_execution_options().get("skpate_read")
+        connection.exec_driver_sql("BEGIN" if read else "BEGIN IMMEDIATE")
 
 
 def _vector(text):
@@ -132,6 +136,10 @@ def _vector(text):
 
 def _text(vector):
     return json.dumps([float(x) for x in vector])
+
+
+def _filters(row):
+    return BudgetFilters(row.epsilon, row.delta, _vector(row.orders), owner="PrivacyLedger")
 
 
 class PrivacyLedger(BudgetAccountant):
@@ -240,25 +248,41 @@ class PrivacyLedger(BudgetAccountant):
             ) from exc
 
     @contextmanager
-    def _begin(self):
-        """A ledger transaction (SQLite: ``BEGIN IMMEDIATE``); yields its connection."""
-        with self._lock_timeouts(), self._connection().begin() as conn:
-            if self._postgresql:  # durable at commit whatever the server's setting: noise follows a reservation
-                conn.exec_driver_sql("SET LOCAL synchronous_commit = on")
+    def _begin(self, write=True):
+        """A ledger transaction; yields its connection.
+
+        ``write=False``: a read-only snapshot that takes no lock (REPEATABLE READ on PostgreSQL, a deferred
+        ``BEGIN`` on SQLite), so that a read neither waits behind fits nor needs more than SELECT.
+        """
+        engine = self._connection() if write else self._connection().execution_options(skpate_read=True)
+        with self._lock_timeouts(), engine.begin() as conn:
+            if self._postgresql:
+                if write:  # durable at commit whatever the server's setting: noise follows a reservation
+                    conn.exec_driver_sql("SET LOCAL synchronous_commit = on")
+                else:  # before any query: the budget row and its charges in one snapshot
+                    conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 # Wait for a lock as long as SQLite does, not forever behind a stopped process.
                 conn.exec_driver_sql(f"SET LOCAL lock_timeout = {round(LOCK_TIMEOUT * 1000)}")
             yield conn
 
     @contextmanager
-    def _transaction(self):
-        """A transaction holding the lock on this dataset's budget row; yields (connection, budget row)."""
-        with self._begin() as conn:
-            row = conn.execute(select(budgets).where(budgets.c.dataset == self.dataset).with_for_update()).one_or_none()
+    def _transaction(self, write=True):
+        """A transaction on this dataset's budget row; yields (connection, budget row).
+
+        ``write=True`` holds the row's lock until commit (reservations); ``write=False`` reads a snapshot.
+        """
+        with self._begin(write) as conn:
+            query = select(budgets).where(budgets.c.dataset == self.dataset)
+            row = conn.execute(query.with_for_update() if write else query).one_or_none()
             if row is None:
                 raise LookupError(f"the ledger {self} holds no budget for dataset {self.dataset!r} any more.")
             yield conn, row
 
     def _create_tables(self):
+        with self._begin(write=False) as conn:  # a read-only role opens a ledger whose tables exist
+            inspector = inspect(conn)
+            if all(inspector.has_table(table.name) for table in _metadata.sorted_tables):
+                return
         try:
             _metadata.create_all(self._connection(), checkfirst=True)
         except (IntegrityError, OperationalError, ProgrammingError):
@@ -272,6 +296,8 @@ class PrivacyLedger(BudgetAccountant):
         budget = BudgetFilters(epsilon, delta, orders, owner="PrivacyLedger") if complete else None  # before any I/O
         with self._lock_timeouts():
             self._create_tables()
+        stored = self._stored()  # an existing budget is read without a lock, and nothing is written
+        if stored is None:
             try:
                 stored = self._create_or_read(budget, complete)
             except IntegrityError:  # another process created it between our read and our insert: read it
@@ -286,11 +312,17 @@ class PrivacyLedger(BudgetAccountant):
         self._budget = stored
         self.epsilon, self.delta, self.orders = stored.epsilon, stored.delta, stored.orders
 
+    def _stored(self):
+        """The budget of ``dataset`` as stored, read without a lock; None if it has none."""
+        with self._begin(write=False) as conn:
+            row = conn.execute(select(budgets).where(budgets.c.dataset == self.dataset)).one_or_none()
+        return None if row is None else _filters(row)
+
     def _create_or_read(self, budget, create):
         with self._begin() as conn:
             row = conn.execute(select(budgets).where(budgets.c.dataset == self.dataset)).one_or_none()
             if row is not None:
-                return BudgetFilters(row.epsilon, row.delta, _vector(row.orders), owner="PrivacyLedger")
+                return _filters(row)
             if not create:
                 raise LookupError(
                     f"the ledger {self} has no budget for dataset {self.dataset!r}; create it with "
@@ -324,7 +356,10 @@ class PrivacyLedger(BudgetAccountant):
     def datasets(url):
         """The names of the datasets that have a budget in the database at ``url`` (none if it has no ledger)."""
         parsed = database_url(url)
-        if parsed.get_backend_name() == "sqlite" and not os.path.exists(parsed.database):
+        path = parsed.database
+        if path and path.startswith("file:") and "uri" in parsed.query:  # e.g. a read-only file:/path?mode=ro
+            path = unquote(urlsplit(path).path)
+        if parsed.get_backend_name() == "sqlite" and not os.path.exists(path):
             return []  # reading must not create a database file
         engine = create_engine(parsed, poolclass=NullPool)
         try:
@@ -363,14 +398,14 @@ class PrivacyLedger(BudgetAccountant):
     @property
     def spent_epsilon(self):
         """Epsilon of everything charged (reservations still open count in full), by the best filter in force."""
-        with self._transaction() as (conn, row):
+        with self._transaction(write=False) as (conn, row):
             spent, alive, _ = self._state(conn, row)
         return self._budget.epsilon_of(spent, alive)
 
     @property
     def filters(self):
         """The filters still in force (``"gdp"``, ``"rdp(order)"``)."""
-        with self._transaction() as (_, row):
+        with self._transaction(write=False) as (_, row):
             alive = json.loads(row.alive)
         return [name for name, keep in zip(self._budget.names, alive) if keep]
 
@@ -385,7 +420,7 @@ class PrivacyLedger(BudgetAccountant):
         ``"refunded"``), ``host`` and ``pid`` of the process that reserved it.
         """
         query = select(charges).where(charges.c.dataset == self.dataset).order_by(charges.c.id)
-        with self._connection().connect() as conn:
+        with self._begin(write=False) as conn:
             rows = conn.execute(query).all()
         return [
             {

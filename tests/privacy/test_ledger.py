@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from contextlib import contextmanager
 
 import numpy as np
@@ -17,7 +18,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sqlalchemy import create_engine, make_url, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import OperationalError, ProgrammingError
 from sqlalchemy.pool import NullPool
 
 import skpate
@@ -132,6 +133,10 @@ def test_postgresql_reservations_are_durable_and_read_committed_whatever_the_ses
         assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
         assert conn.exec_driver_sql("SHOW transaction_isolation").scalar() == "read committed"
         assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "1min"  # SQLite's timeout: one constant
+    with ledger._transaction(write=False) as (conn, _):  # a read: one snapshot of the budget and its charges
+        assert conn.exec_driver_sql("SHOW transaction_isolation").scalar() == "repeatable read"
+        assert conn.exec_driver_sql("SHOW transaction_read_only").scalar() == "on"
+        assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "1min"
     ledger.settle(ledger.reserve(Cost(mu_squared=0.01)), Cost(mu_squared=0.01))
     assert ledger.n_fits == 1
 
@@ -174,6 +179,69 @@ def test_a_failure_that_is_no_lock_wait_passes_through_unchanged(ledger_url, dat
         with pytest.raises(OperationalError) as caught:
             read(fit_cost(0.5))
         assert not isinstance(caught.value, LedgerLockTimeoutError)
+
+
+# ------------------------------------------------------------ reads take no lock
+
+
+def test_reads_take_no_lock_and_read_what_is_committed(ledger_url, dataset_name, monkeypatch):
+    """Reads took the reservation's lock: they waited behind fits, and a read-only role could not read at all."""
+    monkeypatch.setattr(ledger_module, "LOCK_TIMEOUT", 5.0)
+    ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=2.0, delta=1e-5)
+    ledger.settle(ledger.reserve(fit_cost(0.5), label="a fit"), fit_cost(0.5))
+    spent, filters, history = ledger.spent_epsilon, ledger.filters, ledger.history()
+    with budget_locked(ledger_url, dataset_name):  # a reservation in progress, its write not committed
+        start = time.monotonic()
+        reopened = PrivacyLedger(ledger_url, dataset=dataset_name)
+        assert reopened.spent_epsilon == spent and reopened.filters == filters == ledger.filters
+        assert reopened.history() == history and reopened.pending() == [] and ledger.n_fits == 1
+        assert time.monotonic() - start < 2.5  # at once, not after the lock timeout
+
+
+def test_a_read_only_sqlite_database_can_be_read(tmp_path, dataset_name, capsys):
+    path = tmp_path / "budget.db"
+    owner = PrivacyLedger(path, dataset=dataset_name, epsilon=1.0, delta=1e-5)
+    owner.settle(owner.reserve(fit_cost(0.3), label="a fit"), fit_cost(0.3))
+    content = path.read_bytes()
+    url = f"sqlite:///file:{path}?mode=ro&uri=true"
+    auditor = PrivacyLedger(url, dataset=dataset_name)
+    assert auditor.spent_epsilon == owner.spent_epsilon and auditor.filters == owner.filters
+    assert auditor.history() == owner.history() and auditor.pending() == []
+    with pytest.raises(OperationalError, match="readonly database"):  # refused by the database, not silently
+        auditor.reserve(fit_cost(0.1))
+    assert main(["ledger", "show", url]) == 0
+    assert f"{dataset_name}: budget epsilon 1 at delta 1e-05; spent" in capsys.readouterr().out
+    assert path.read_bytes() == content and owner.n_fits == 1
+
+
+def test_a_postgresql_role_with_select_only_reads_the_budget(dataset_name, capsys):
+    """An auditor's role: SELECT on the ledger's tables and nothing else."""
+    url = os.environ.get("SKPATE_TEST_POSTGRESQL_URL")
+    if not url:
+        pytest.skip("no PostgreSQL server: SKPATE_TEST_POSTGRESQL_URL is not set (.ci/postgres starts one)")
+    owner = PrivacyLedger(url, dataset=dataset_name, epsilon=1.0, delta=1e-5)
+    owner.settle(owner.reserve(fit_cost(0.3), label="a fit"), fit_cost(0.3))
+    role = f"skpate_auditor_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(url, poolclass=NullPool)
+    with admin.begin() as conn:
+        conn.exec_driver_sql(f"CREATE ROLE {role} LOGIN")
+        conn.exec_driver_sql(f"GRANT SELECT ON skpate_budgets, skpate_charges TO {role}")
+    try:
+        auditor_url = make_url(url).set(username=role).render_as_string(hide_password=False)
+        auditor = PrivacyLedger(auditor_url, dataset=dataset_name)
+        assert (auditor.epsilon, auditor.delta) == (1.0, 1e-5)
+        assert auditor.spent_epsilon == owner.spent_epsilon and auditor.filters == owner.filters
+        assert auditor.history() == owner.history() and auditor.pending() == []
+        with pytest.raises(ProgrammingError, match="permission denied"):  # refused by the database, not silently
+            auditor.reserve(fit_cost(0.1))
+        assert main(["ledger", "show", auditor_url]) == 0
+        assert f"{dataset_name}: budget epsilon 1 at delta 1e-05; spent" in capsys.readouterr().out
+        assert owner.n_fits == 1
+    finally:
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f"DROP OWNED BY {role}")
+            conn.exec_driver_sql(f"DROP ROLE {role}")
+        admin.dispose()
 
 
 @pytest.mark.parametrize(
