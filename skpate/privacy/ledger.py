@@ -11,6 +11,7 @@ write nothing (one read-only snapshot), so an auditor's read-only role or file c
 import json
 import os
 import socket
+import unicodedata
 from contextlib import contextmanager
 from urllib.parse import unquote, urlsplit
 
@@ -205,6 +206,12 @@ class PrivacyLedger(BudgetAccountant):
         self.url = database_url(url)
         if not isinstance(dataset, str) or not dataset or len(dataset) > 200:
             raise ValueError(f"dataset must be a non-empty name of at most 200 characters, got {dataset!r}.")
+        clean = "".join(c for c in dataset if unicodedata.category(c) not in ("Cc", "Cf")).strip()
+        if clean != dataset:  # a name that looks the same must not open a second budget
+            raise ValueError(
+                f"dataset must not begin or end with whitespace nor hold control or invisible characters, got "
+                f"{dataset!r}: a name that looks the same would be another budget. Give dataset={clean!r}."
+            )
         self.dataset = dataset
         self._engine, self._engine_pid = None, None
         self._open(epsilon, delta, orders)
@@ -323,6 +330,16 @@ class PrivacyLedger(BudgetAccountant):
             row = conn.execute(select(budgets).where(budgets.c.dataset == self.dataset)).one_or_none()
             if row is not None:
                 return _filters(row)
+            if create and self._postgresql:  # no other process creates a name between the check and the insert
+                conn.exec_driver_sql("LOCK TABLE skpate_budgets IN SHARE ROW EXCLUSIVE MODE")
+            # "Adult" for "adult" would be a fresh full budget for the same private data.
+            names = conn.execute(select(budgets.c.dataset)).scalars()
+            similar = [name for name in names if name.casefold() == self.dataset.casefold()]
+            if similar:
+                raise (ValueError if create else LookupError)(
+                    f"the ledger {self} has no budget for dataset {self.dataset!r} but one for {similar[0]!r}: did "
+                    f"you mean {similar[0]!r}? a new budget is only for new private data (a new dataset name)."
+                )
             if not create:
                 raise LookupError(
                     f"the ledger {self} has no budget for dataset {self.dataset!r}; create it with "

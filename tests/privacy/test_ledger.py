@@ -4,6 +4,7 @@ import copy
 import json
 import os
 import pickle
+import re
 import signal
 import sqlite3
 import subprocess
@@ -252,6 +253,11 @@ def test_a_postgresql_role_with_select_only_reads_the_budget(dataset_name, capsy
         ("", "d", dict(epsilon=1.0, delta=1e-5), "url"),
         (None, "d", dict(epsilon=1.0, delta=1e-5), "url"),
         ("FILE", "", dict(epsilon=1.0, delta=1e-5), "dataset"),
+        ("FILE", "adult ", dict(epsilon=1.0, delta=1e-5), "dataset must not begin or end with whitespace.*'adult'"),
+        ("FILE", "\tadult", dict(epsilon=1.0, delta=1e-5), "dataset must not begin or end with whitespace"),
+        ("FILE", "adult\n", dict(epsilon=1.0, delta=1e-5), "dataset must not begin or end with whitespace"),
+        ("FILE", "adu\x00lt", dict(epsilon=1.0, delta=1e-5), "control or invisible characters.*'adult'"),
+        ("FILE", "adult\u200b", dict(epsilon=1.0, delta=1e-5), "control or invisible characters"),  # zero-width
         ("FILE", "d", dict(epsilon=0.0, delta=1e-5), "epsilon"),
         ("FILE", "d", dict(epsilon=np.inf, delta=1e-5), "epsilon"),
         ("FILE", "d", dict(epsilon=1.0, delta=1.0), "delta"),
@@ -262,6 +268,21 @@ def test_bad_ledgers_are_refused_before_anything_is_written(tmp_path, url, datas
     with pytest.raises(ValueError, match=match):
         PrivacyLedger(str(path) if url == "FILE" else url, dataset=dataset, **numbers)
     assert not path.exists()
+
+
+def test_a_name_that_differs_from_a_budgets_only_in_case_is_refused(ledger_url, dataset_name):
+    """'adult' and 'ADULT' made two full budgets for the same private data."""
+    name = f"Straße-{dataset_name}"
+    PrivacyLedger(ledger_url, dataset=name, epsilon=1.0, delta=1e-5)
+    for other in (name.upper(), name.lower(), f"STRASSE-{dataset_name}"):  # casefold: "ß" is "ss"
+        with pytest.raises(ValueError, match=f"did you mean {re.escape(repr(name))}.*only for new private data"):
+            PrivacyLedger(ledger_url, dataset=other, epsilon=1.0, delta=1e-5)
+        with pytest.raises(LookupError, match=f"did you mean {re.escape(repr(name))}"):
+            PrivacyLedger(ledger_url, dataset=other)
+    names = PrivacyLedger.datasets(ledger_url)
+    assert name in names and not {n for n in names if n != name and n.casefold() == name.casefold()}
+    assert PrivacyLedger(ledger_url, dataset=name, epsilon=1.0, delta=1e-5).epsilon == 1.0  # the exact name opens
+    assert PrivacyLedger(ledger_url, dataset=name + "-2", epsilon=1.0, delta=1e-5).epsilon == 1.0  # a new name
 
 
 # ------------------------------------------------------------ the in-memory accountant's rule
