@@ -112,13 +112,14 @@ def test_export_model_is_an_independent_copy_that_predicts_the_same(fitted, rows
     assert model is not estimator and not isinstance(model, PrivateClassifierMixin)
     np.testing.assert_array_equal(model.predict(X_eval), estimator.predict(X_eval))
     assert estimator.export_model() is not model  # a new copy each time
-    if isinstance(model, PublishedModelMixin):  # PATE publishes its student, the user's estimator
-        copied = clone(model)  # fitted as built: its clone still predicts, with the same public preprocessing
-        assert copied is not model
-        np.testing.assert_array_equal(copied.predict_proba(X_eval), model.predict_proba(X_eval))
-        assert model.n_features_in_ == estimator.n_features_in_  # as a fitted scikit-learn estimator has it
-    if hasattr(model, "n_features_in_"):
-        assert model.n_features_in_ == estimator.n_features_in_
+    assert isinstance(model, PublishedModelMixin)  # PATE's too: its student, in a published model
+    copied = clone(model)  # fitted as built: its clone still predicts, with the same public preprocessing
+    assert copied is not model
+    np.testing.assert_array_equal(copied.predict_proba(X_eval), model.predict_proba(X_eval))
+    assert model.n_features_in_ == estimator.n_features_in_  # as a fitted scikit-learn estimator has it
+    assert list(model.classes_) == list(estimator.classes_)
+    with pytest.raises(TypeError, match="published model"):  # refitting it would train a non-private model
+        model.fit(X_eval, estimator.predict(X_eval))
     assert copy.deepcopy(model) is not model
 
 

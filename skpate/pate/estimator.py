@@ -1047,20 +1047,19 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
 
         Returns
         -------
-        student : estimator
-            A deep copy of ``student_``; holds no reference to this object,
-            the teachers, private rows or votes. A student that never saw
-            some of ``classes_`` (no answered query carried them) comes
-            wrapped in a :class:`~skpate.pate.students.StudentInClasses`, so
-            that its probabilities keep a column per class, 0 for those, as
-            :meth:`predict_proba` here.
+        model : StudentInClasses
+            A deep copy of ``student_`` (its ``student``), which holds no
+            reference to this object, the teachers, private rows or votes,
+            in a :class:`~skpate.pate.students.StudentInClasses`: it refuses
+            ``fit`` as every published model, has this estimator's
+            ``classes_``, ``n_features_in_`` and ``feature_names_in_``, and
+            its probabilities keep a column per class (0 for a class the
+            student never saw), as :meth:`predict_proba` here.
         """
         check_is_fitted(self, "student_")
-        student = published_copy(self.student_)
-        seen = getattr(student, "classes_", None)
-        if seen is None or np.array_equal(np.asarray(seen), self.classes_):
-            return student
-        return StudentInClasses(student, self.classes_)
+        model = StudentInClasses(published_copy(self.student_), self.classes_)
+        model._record_columns(self)
+        return model
 
     def export_student(self):
         """Alias of :meth:`export_model`: the fitted student, an independent copy."""

@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fi
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, assert_all_finite, check_is_fitted, column_or_1d, validate_data
 
@@ -21,6 +22,11 @@ from .._validation import check_rows
 from ..base import PublishedModelMixin
 
 __all__ = ["StudentInClasses", "VoteRegressionClassifier", "proba_in_classes"]
+
+
+def _sees_every_class(model):
+    seen = getattr(model.student, "classes_", None)
+    return seen is not None and np.array_equal(np.asarray(seen), model.classes_)
 
 
 def proba_in_classes(student, X, classes):
@@ -32,11 +38,12 @@ def proba_in_classes(student, X, classes):
 
 
 class StudentInClasses(PublishedModelMixin, ClassifierMixin, BaseEstimator):
-    """A fitted student with the whole label set: what ``PATEClassifier.export_model`` publishes when the student
-    never saw some classes (no answered query carried them).
+    """A fitted student with the whole label set: what ``PATEClassifier.export_model`` publishes.
 
     It predicts as the student does, and its probabilities have a column per class of ``classes``, 0 for the
-    classes the student never saw, as the ``PATEClassifier`` that trained it.
+    classes the student never saw (no answered query carried them), as the ``PATEClassifier`` that trained it.
+    As every published model, it is fitted as built and refuses ``fit``: refitting it (``cross_val_score``
+    on private rows, say) would train a non-private model. The user's estimator is its ``student``.
 
     Parameters
     ----------
@@ -53,6 +60,11 @@ class StudentInClasses(PublishedModelMixin, ClassifierMixin, BaseEstimator):
     def predict(self, X):
         """The student's predictions (a class it saw)."""
         return self.student.predict(X)
+
+    @available_if(lambda self: hasattr(self.student, "decision_function") and _sees_every_class(self))
+    def decision_function(self, X):
+        """The student's decision function, when it saw every class (its columns are then ``classes_``)."""
+        return self.student.decision_function(X)
 
     def predict_proba(self, X):
         """The student's probabilities, a column per class of ``classes``."""

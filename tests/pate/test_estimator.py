@@ -304,9 +304,14 @@ def test_an_exported_student_keeps_a_column_for_each_class_it_never_saw(binary_s
     assert (model.predict_proba(X_public)[:, 2] == 0).all()
     with pytest.raises(TypeError, match="published model"):  # not refittable on rows
         model.fit(X, y)
-    X, y, X_public, _ = three_class_split  # a student that saw every class is published as it is
-    clf = small_pate().fit(X, y, X_public=X_public)
-    assert isinstance(clf.export_model(), DecisionTreeClassifier)
+    assert not hasattr(model, "decision_function")  # its columns would not be classes_
+    X, y, X_public, _ = three_class_split  # a student that saw every class: published in the same model
+    clf = small_pate(LogisticRegression()).fit(X, y, X_public=X_public)
+    model = clf.export_model()
+    assert isinstance(model, StudentInClasses) and isinstance(model.student, LogisticRegression)
+    np.testing.assert_array_equal(model.decision_function(X_public), clf.student_.decision_function(X_public))
+    with pytest.raises(TypeError, match="published model"):  # cross_val_score(model, private rows) would refit it
+        model.fit(X, y)
 
 
 def test_string_labels_and_dataframes(three_class_split):

@@ -430,9 +430,9 @@ def test_exported_student_holds_no_teacher_private_row_or_vote(data):
     assert not any(leaks(pickle.dumps(student)).values())
     np.testing.assert_array_equal(student.predict(X_pub), clf.predict(X_pub))
     # An independent copy: refitting the estimator does not change it.
-    before = student.coef_.copy()
+    before = student.student.coef_.copy()
     clf.set_params(random_state=1).fit(X_private, y, X_public=X_pub)
-    np.testing.assert_array_equal(student.coef_, before)
+    np.testing.assert_array_equal(student.student.coef_, before)
 
 
 def test_export_before_fit():
