@@ -139,6 +139,11 @@ def _text(vector):
     return json.dumps([float(x) for x in vector])
 
 
+def _visible(name):
+    """``name`` without control or invisible characters (Unicode Cc, Cf) and surrounding whitespace."""
+    return "".join(c for c in name if unicodedata.category(c) not in ("Cc", "Cf")).strip()
+
+
 def _filters(row):
     return BudgetFilters(row.epsilon, row.delta, _vector(row.orders), owner="PrivacyLedger")
 
@@ -206,8 +211,10 @@ class PrivacyLedger(BudgetAccountant):
         self.url = database_url(url)
         if not isinstance(dataset, str) or not dataset or len(dataset) > 200:
             raise ValueError(f"dataset must be a non-empty name of at most 200 characters, got {dataset!r}.")
-        clean = "".join(c for c in dataset if unicodedata.category(c) not in ("Cc", "Cf")).strip()
-        if clean != dataset:  # a name that looks the same must not open a second budget
+        clean = _visible(dataset)
+        # A name that looks like another must not create a second budget; one made before this rule still opens
+        # by its exact name (without numbers: they could create it).
+        if clean != dataset and epsilon is not None and delta is not None:
             raise ValueError(
                 f"dataset must not begin or end with whitespace nor hold control or invisible characters, got "
                 f"{dataset!r}: a name that looks the same would be another budget. Give dataset={clean!r}."
@@ -334,7 +341,8 @@ class PrivacyLedger(BudgetAccountant):
                 conn.exec_driver_sql("LOCK TABLE skpate_budgets IN SHARE ROW EXCLUSIVE MODE")
             # "Adult" for "adult" would be a fresh full budget for the same private data.
             names = conn.execute(select(budgets.c.dataset)).scalars()
-            similar = [name for name in names if name.casefold() == self.dataset.casefold()]
+            key = _visible(self.dataset).casefold()
+            similar = [name for name in names if _visible(name).casefold() == key]
             if similar:
                 raise (ValueError if create else LookupError)(
                     f"the ledger {self} has no budget for dataset {self.dataset!r} but one for {similar[0]!r}: did "

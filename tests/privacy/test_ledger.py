@@ -283,6 +283,21 @@ def test_a_name_that_differs_from_a_budgets_only_in_case_is_refused(ledger_url, 
     assert name in names and not {n for n in names if n != name and n.casefold() == name.casefold()}
     assert PrivacyLedger(ledger_url, dataset=name, epsilon=1.0, delta=1e-5).epsilon == 1.0  # the exact name opens
     assert PrivacyLedger(ledger_url, dataset=name + "-2", epsilon=1.0, delta=1e-5).epsilon == 1.0  # a new name
+    with pytest.raises(LookupError, match=f"did you mean {re.escape(repr(name))}"):  # whitespace: the same hint
+        PrivacyLedger(ledger_url, dataset=f" {name.upper()}\u200b")
+
+
+def test_a_budget_created_before_the_name_rule_still_opens_by_its_exact_name(ledger_url, dataset_name, monkeypatch):
+    """Names with surrounding whitespace were accepted before: their budgets (and ``ledger show``) stay readable."""
+    name = f"{dataset_name} "
+    monkeypatch.setattr(ledger_module, "_visible", lambda name: name)  # the ledger of an earlier version
+    PrivacyLedger(ledger_url, dataset=name, epsilon=1.0, delta=1e-5)
+    monkeypatch.undo()
+    ledger = PrivacyLedger(ledger_url, dataset=name)
+    assert ledger.epsilon == 1.0 and ledger.spent_epsilon == 0.0
+    assert main(["ledger", "show", str(ledger_url)]) == 0
+    with pytest.raises(ValueError, match="must not begin or end with whitespace"):  # numbers could create it
+        PrivacyLedger(ledger_url, dataset=name, epsilon=1.0, delta=1e-5)
 
 
 # ------------------------------------------------------------ the in-memory accountant's rule
