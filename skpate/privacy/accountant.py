@@ -77,14 +77,20 @@ class BudgetFilters:
     """The composition rule of every skpate budget: privacy filters fixed before the first fit.
 
     A budget ``(epsilon, delta)`` is enforced by a Gaussian-DP filter (``sum
-    mu_i^2 <= mu^2``, Smith & Thakurta 2022; Gaussian fits only) and Renyi
+    mu_i^2 <= mu^2``, Smith & Thakurta 2022; Gaussian fits only), Renyi
     filters at ``orders`` (Feldman & Zrnic 2021), with ``delta`` split evenly
-    among them. A charge is a vector: its ``mu^2`` (``inf`` unless every part
-    is Gaussian), then its RDP at each order. A fit is admitted if a filter
-    that admitted every earlier fit still has room for it; filters without
-    room drop out. So at the end some filter admitted every fit, and the union
-    bound over the filters gives ``(epsilon, delta)``-DP for the whole
-    sequence, whatever the fits and their order.
+    among them, and a pure-DP filter (``sum epsilon_i <= epsilon``; pure fits
+    only, no ``delta``: each fit's privacy loss is at most its ``epsilon_i``
+    at every output, whatever earlier outputs chose, so the sequence's is at
+    most the sum, basic composition as a filter, Rogers et al. 2016). A
+    charge is a vector: its ``mu^2`` (``inf`` unless every part is Gaussian),
+    its RDP at each order, then its pure epsilon (``inf`` unless every part is
+    pure). A fit is admitted if a filter that admitted
+    every earlier fit still has room for it; filters without room drop out.
+    So at the end some filter admitted every fit, and the union bound over the
+    filters (over the disjoint events "the first filter still in force is
+    this one") gives ``(epsilon, delta)``-DP for the whole sequence, whatever
+    the fits and their order.
 
     Parameters
     ----------
@@ -110,27 +116,30 @@ class BudgetFilters:
         self.epsilon = float(epsilon)
         self.delta = check_delta(delta)
         self.orders = np.array([default_order(self.epsilon, self.delta)]) if orders is None else check_orders(orders)
-        self.filter_delta = self.delta / (1 + self.orders.size)
+        self.filter_delta = self.delta / (1 + self.orders.size)  # the pure filter needs none
         self._offset = rdp_conversion_offset(self.filter_delta, self.orders)
         mu_squared = float(gdp_mu(self.epsilon, self.filter_delta)) ** 2
-        self.limits = np.concatenate([[mu_squared], self.epsilon - self._offset])
+        self.limits = np.concatenate([[mu_squared], self.epsilon - self._offset, [self.epsilon]])
         if not np.all(np.isfinite(self.limits)):  # an internal guarantee: a budget is finite numbers, never nan
             raise ValueError(f"epsilon={self.epsilon!r} at delta={self.delta!r} has no finite filter; lower epsilon.")
 
     @property
     def size(self):
-        return 1 + self.orders.size
+        return 2 + self.orders.size
 
     @property
     def names(self):
-        return ["gdp"] + [f"rdp({order:g})" for order in self.orders]
+        return ["gdp"] + [f"rdp({order:g})" for order in self.orders] + ["pure"]
 
     def charge(self, cost):
-        """The charge vector of ``cost``: ``mu^2`` (``inf`` if any part is not Gaussian), then RDP per order."""
+        """The charge vector of ``cost``: ``mu^2`` (``inf`` if any part is not Gaussian), RDP per order, then its
+        pure epsilon by basic composition (``inf`` if any part is not pure)."""
         if not isinstance(cost, Cost):
             raise TypeError(f"charges are skpate.privacy.Cost objects, got {type(cost).__name__}.")
         gaussian_only = not cost.pure and cost.release is None
-        return np.concatenate([[cost.mu_squared if gaussian_only else np.inf], cost.rdp(self.orders)])
+        pure_only = cost.mu_squared == 0 and cost.release is None
+        pure = float(sum(eps0 * count for eps0, count in cost.pure)) if pure_only else np.inf
+        return np.concatenate([[cost.mu_squared if gaussian_only else np.inf], cost.rdp(self.orders), [pure]])
 
     def admit(self, spent, alive, charge):
         """The filters that admitted every earlier charge and still have room for ``charge`` (may be none)."""
@@ -139,8 +148,8 @@ class BudgetFilters:
     def epsilons(self, charge):
         """Epsilon of ``charge`` at the filters' delta, per filter: exact GDP, improved RDP conversion."""
         gdp = gdp_epsilon(np.sqrt(charge[0]), self.filter_delta) if np.isfinite(charge[0]) else np.inf
-        rdp = charge[1:] + self._offset
-        return np.concatenate([[gdp], np.maximum(rdp, 0.0)])
+        rdp = charge[1:-1] + self._offset
+        return np.concatenate([[gdp], np.maximum(rdp, 0.0), [charge[-1]]])
 
     def epsilon_of(self, charge, alive=None):
         """Epsilon of ``charge`` by the best filter (among ``alive`` ones); 0 for a zero charge."""
@@ -160,7 +169,7 @@ class BudgetFilters:
         if fit_delta is not None and not np.isclose(fit_delta, self.delta, rtol=1e-12, atol=0):
             message += (
                 f" The fit was calibrated at delta={fit_delta:g}, but the budget is at delta={self.delta:g} (split "
-                f"among {self.size} filters): at the budget's delta the same noise costs more epsilon. Give the "
+                f"among {self.size - 1} filters): at the budget's delta the same noise costs more epsilon. Give the "
                 "estimator the budget's delta."
             )
         return BudgetExceededError(

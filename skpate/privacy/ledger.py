@@ -144,6 +144,18 @@ def _visible(name):
     return "".join(c for c in name if unicodedata.category(c) not in ("Cc", "Cf")).strip()
 
 
+def _charge(text, size):
+    """A stored charge vector; one stored before the pure-DP filter was added (one entry short) has no pure part."""
+    vector = _vector(text)
+    return np.append(vector, np.inf) if vector.size == size - 1 else vector
+
+
+def _alive(text, size):
+    """A budget's filters in force; in a budget created before the pure-DP filter, that filter is not."""
+    alive = json.loads(text)
+    return np.asarray(alive + [False] * (size - len(alive)), dtype=bool)
+
+
 def _filters(row):
     return BudgetFilters(row.epsilon, row.delta, _vector(row.orders), owner="PrivacyLedger")
 
@@ -417,8 +429,9 @@ class PrivacyLedger(BudgetAccountant):
 
     def _state(self, conn, row):
         rows = conn.execute(select(charges.c.charge).where(charges.c.dataset == self.dataset)).all()
-        spent = np.sum([_vector(r.charge) for r in rows], axis=0) if rows else np.zeros(self._budget.size)
-        return spent, np.asarray(json.loads(row.alive), dtype=bool), len(rows)
+        size = self._budget.size
+        spent = np.sum([_charge(r.charge, size) for r in rows], axis=0) if rows else np.zeros(size)
+        return spent, _alive(row.alive, size), len(rows)
 
     @property
     def spent_epsilon(self):
@@ -431,7 +444,7 @@ class PrivacyLedger(BudgetAccountant):
     def filters(self):
         """The filters still in force (``"gdp"``, ``"rdp(order)"``)."""
         with self._transaction(write=False) as (_, row):
-            alive = json.loads(row.alive)
+            alive = _alive(row.alive, self._budget.size)
         return [name for name, keep in zip(self._budget.names, alive) if keep]
 
     def history(self):
@@ -532,7 +545,7 @@ class PrivacyLedger(BudgetAccountant):
             raise IndexError(f"no reservation {reservation!r} for dataset {self.dataset!r} in the ledger {self}.")
         if row.status != "reserved":
             raise ValueError(f"reservation {reservation} is already {row.status}; a charge is closed once.")
-        return _vector(row.reserved)
+        return _charge(row.reserved, self._budget.size)
 
     def _close(self, reservation, charge, status):
         """Close an open reservation at ``charge`` (None: at the reservation itself), in one transaction."""

@@ -108,7 +108,7 @@ def test_a_fit_that_fails_after_reading_private_rows_stays_charged(data):
     reserved = broken.planned_cost(len(X_pub))
     assert accountant.n_fits == 1 and accountant.history()[0]["status"] == "settled"
     assert accountant.spent_epsilon == pytest.approx(
-        BudgetFilters(1e4, 1e-5).epsilon_of(BudgetFilters(1e4, 1e-5).charge(reserved), [True, True])
+        BudgetFilters(1e4, 1e-5).epsilon_of(BudgetFilters(1e4, 1e-5).charge(reserved), [True, True, True])
     )
     # Answers released, then the student fails: the charge stays.
     silent = ConfidentGNMax(threshold=20, sigma_threshold=1.0, sigma=1.0)
@@ -139,7 +139,7 @@ def test_sanitized_release_is_budgeted_in_advance(data):
     # The release is a mechanism on the private data: charged with the labels, in RDP (it is not Gaussian).
     assert accountant.filters == [f"rdp({accountant.orders[0]:g})"]
     expected = report.cost.rdp(accountant.orders)[0]
-    assert accountant.spent_epsilon == pytest.approx(BudgetFilters(50.0, 1e-5).epsilons(np.array([0, expected]))[1])
+    assert accountant.spent_epsilon == pytest.approx(BudgetFilters(50.0, 1e-5).epsilons(np.array([0, expected, 0]))[1])
     without = pate(None).fit(X, y, X_public=X_pub).privacy_report_
     assert report.epsilon > without.epsilon and report.accounting == "rdp"
 
@@ -284,15 +284,47 @@ def test_a_settled_charge_is_final():
         accountant.settle(7, Cost())
 
 
+def test_pure_fits_compose_by_basic_composition_up_to_the_whole_budget():
+    """A pure-DP fit of epsilon 1 was refused by a budget of 1 (its Renyi conversion alone cost 1.72 at budget 2):
+    the pure filter admits pure fits while their epsilons sum to at most the budget, at no delta."""
+    accountant = RDPAccountant(epsilon=1.0, delta=1e-5)
+    for _ in range(4):
+        accountant.reserve(Cost(pure=((0.125, 2),)))  # exact in binary: 4 x 2 x 0.125 = 1
+    assert accountant.spent_epsilon == 1.0 and accountant.filters == ["pure"]
+    with pytest.raises(BudgetExceededError):
+        accountant.reserve(Cost(pure=((1e-9, 1),)))
+    single = RDPAccountant(epsilon=1.0, delta=1e-5)
+    single.reserve(Cost(pure=((1.0, 1),)))
+    assert single.spent_epsilon == 1.0
+    # The Renyi filter can beat the sum for many small parts: the best filter in force is reported.
+    many = RDPAccountant(epsilon=1.0, delta=1e-5)
+    many.reserve(Cost(pure=((0.01, 90),)))
+    assert many.filters == [f"rdp({many.orders[0]:g})", "pure"] and many.spent_epsilon < 0.9
+    # A Gaussian part (or a sanitized release) is not pure: it closes the pure filter, as a pure part closes GDP's.
+    mixed = RDPAccountant(epsilon=4.0, delta=1e-5)
+    mixed.reserve(Cost(pure=((0.5, 1),)))
+    mixed.reserve(Cost(mu_squared=0.01))
+    assert "pure" not in mixed.filters
+    assert BudgetFilters(4.0, 1e-5).charge(Cost(mu_squared=0.01, pure=((0.5, 1),)))[-1] == np.inf
+
+
+def test_a_pure_pate_fit_runs_under_a_budget_of_its_own_epsilon(data):
+    X, y, X_pub = data
+    accountant = RDPAccountant(epsilon=1.0, delta=1e-5)
+    clf = pate(accountant, aggregator="lnmax", epsilon=1.0, max_queries=None).fit(X, y, X_public=X_pub)
+    assert clf.privacy_spent_[0] <= 1.0 and accountant.spent_epsilon <= 1.0 and accountant.n_fits == 1
+
+
 def test_filters_are_fixed_in_advance_and_drop_out_as_they_fill():
     """Orders cannot be chosen after the charges: the filters are set before any fit, and a fit is
     admitted only by a filter that admitted every earlier one (Feldman & Zrnic 2021, delta split)."""
     accountant = RDPAccountant(epsilon=2.0, delta=1e-5, orders=[8.0, 40.0])
-    assert accountant.filters == ["gdp", "rdp(8)", "rdp(40)"]
-    # Budgets at delta / 3: 2 + log(8/7) + (log(1e-5/3) + log 8) / 7 = 0.629 and 1.797 at order 40.
-    # A pure-DP charge (0.5 at both orders) cannot enter the Gaussian-DP filter; both orders hold it.
+    assert accountant.filters == ["gdp", "rdp(8)", "rdp(40)", "pure"]
+    # Budgets at delta / 3 (the pure filter takes no delta): 2 + log(8/7) + (log(1e-5/3) + log 8) / 7 = 0.629 and
+    # 1.797 at order 40. A pure-DP charge (0.5 at both orders) cannot enter the Gaussian-DP filter; both orders and
+    # the pure filter (0.5 <= 2) hold it.
     accountant.settle(accountant.reserve(Cost(pure=((0.5, 1),))), Cost(pure=((0.5, 1),)))
-    assert accountant.filters == ["rdp(8)", "rdp(40)"]
+    assert accountant.filters == ["rdp(8)", "rdp(40)", "pure"]
     # mu^2 = 0.05 adds 0.2 at order 8 (0.7 > 0.629) and 1.0 at order 40 (1.5 <= 1.797): order 8 drops out.
     accountant.reserve(Cost(mu_squared=0.05))
     assert accountant.filters == ["rdp(40)"]

@@ -324,6 +324,36 @@ def test_the_ledger_admits_and_reports_exactly_as_the_in_memory_accountant(ledge
     assert [e["epsilon"] for e in ledger.history()] == pytest.approx([e["epsilon"] for e in memory.history()])
 
 
+def test_a_budget_stored_before_the_pure_filter_reads_and_charges_as_before(ledger_url, dataset_name):
+    """Its charge vectors and filters are one entry short (no pure filter): they read as charges without a pure part
+    and a pure filter out of force, and the next reservation writes the whole vector."""
+    ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=2.0, delta=1e-5, orders=[4.0, 16.0])
+    memory = RDPAccountant(epsilon=2.0, delta=1e-5, orders=[4.0, 16.0])
+    first = ledger.reserve(Cost(mu_squared=0.05), label="fit")
+    ledger.settle(ledger.reserve(Cost(mu_squared=0.1), label="fit"), Cost(mu_squared=0.1))
+    memory.reserve(Cost(mu_squared=0.05)), memory.reserve(Cost(mu_squared=0.1))
+    before = ledger.spent_epsilon
+    engine = create_engine(ledger.url, poolclass=NullPool)
+    with engine.begin() as conn:  # what the ledger of an earlier version stored for this dataset
+        for table, key, column in (
+            ("skpate_charges", "id", "charge"),
+            ("skpate_charges", "id", "reserved"),
+            ("skpate_budgets", "dataset", "alive"),
+        ):
+            rows = conn.execute(text(f"SELECT {key}, {column} FROM {table} WHERE dataset = :d"), {"d": dataset_name})
+            for value_key, value in rows.all():
+                shorter = json.dumps(json.loads(value)[:-1])
+                conn.execute(text(f"UPDATE {table} SET {column} = :v WHERE {key} = :k"), {"v": shorter, "k": value_key})
+    engine.dispose()
+    reopened = PrivacyLedger(ledger_url, dataset=dataset_name)
+    assert reopened.spent_epsilon == before and reopened.filters == [f for f in memory.filters if f != "pure"]
+    reopened.settle(first, Cost(mu_squared=0.05))  # a reservation stored before closes
+    reopened.reserve(Cost(mu_squared=0.05), label="fit")
+    memory.reserve(Cost(mu_squared=0.05))
+    assert reopened.spent_epsilon == pytest.approx(memory.spent_epsilon, rel=1e-12)
+    assert reopened.filters == [f for f in memory.filters if f != "pure"]  # the pure filter stays out of force
+
+
 def test_a_fit_the_budget_cannot_cover_is_refused_before_it_touches_the_data(ledger_url, dataset_name, data):
     X, y, X_pub = data
     ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=0.5, delta=1e-5)
