@@ -18,6 +18,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._validation import EpsilonRange, NJobs, RealRange, fit_public_preprocessor, transform_private
@@ -391,6 +392,21 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         """
         Z = self._features(X)
         return self.selection_.predict_proba(Z)
+
+    @available_if(lambda self: not hasattr(self, "selection_") or hasattr(self.selection_, "decision_function"))
+    def decision_function(self, X):
+        """Decision function of the chosen candidate, where it has one (the linear and boosting candidates).
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_classes), or (n_samples,) with two classes
+        """
+        Z = self._features(X)
+        return self.selection_.decision_function(Z)
 
     def export_model(self):
         """The publishable artifact: the public preprocessor and the chosen candidate's model, as a pipeline.

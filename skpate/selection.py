@@ -38,7 +38,7 @@ from joblib import effective_n_jobs
 from sklearn.base import ClassifierMixin, clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import _safe_indexing, get_tags
-from sklearn.utils.metaestimators import _BaseComposition
+from sklearn.utils.metaestimators import _BaseComposition, available_if
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
@@ -57,6 +57,17 @@ from .privacy.calibration import budget_cost, gaussian_share_epsilon
 from .privacy.selection import exponential_mechanism, gdp_pure_epsilon, held_out_score_sensitivity
 
 __all__ = ["PrivateModelSelection", "grid_candidates", "sampled_candidates"]
+
+
+def _chosen_has(selection, method):
+    """``available_if`` check: the chosen candidate has ``method``; before a fit, every candidate has it."""
+    if hasattr(selection, "best_estimator_"):
+        return hasattr(selection.best_estimator_, method)
+    try:
+        return bool(selection.candidates) and all(hasattr(candidate, method) for _, candidate in selection.candidates)
+    except (TypeError, ValueError):  # candidates fit refuses: fit says why
+        return False
+
 
 #: The parameters of the contract that the selection sets on every candidate.
 _CONTRACT = ("epsilon", "delta", "classes", "accountant", "random_state")
@@ -526,6 +537,21 @@ class PrivateModelSelection(PrivateClassifierMixin, ClassifierMixin, _BaseCompos
         """
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict_proba(X)
+
+    @available_if(lambda self: _chosen_has(self, "decision_function"))
+    def decision_function(self, X):
+        """Decision function of the chosen candidate, where it has one (see its own ``decision_function``).
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_classes), or (n_samples,) with two classes
+        """
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.decision_function(X)
 
     def export_model(self):
         """The publishable artifact: the chosen candidate's exported model.

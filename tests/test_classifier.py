@@ -209,6 +209,10 @@ def test_export_model_predicts_from_raw_rows(table):
     model = clf.export_model()
     np.testing.assert_array_equal(model.predict(X_test), clf.predict(X_test))
     np.testing.assert_allclose(model.predict_proba(X_test), clf.predict_proba(X_test))
+    if hasattr(clf.selection_.best_estimator_, "decision_function"):  # the linear and boosting candidates
+        np.testing.assert_allclose(model.decision_function(X_test), clf.decision_function(X_test))
+    else:
+        assert not hasattr(clf, "decision_function")
     with pytest.raises(TypeError, match="published model"):
         (model[-1] if hasattr(model, "steps") else model).fit(X_test, None)
     # A refused fit of the whole pipeline leaves it as published (it refitted the preprocessor first).

@@ -106,6 +106,17 @@ def test_one_candidate_uses_every_row_and_is_the_candidate_itself(binary_split):
     np.testing.assert_allclose(search.best_estimator_.coef_, alone.coef_, rtol=1e-12)
 
 
+def test_decision_function_is_the_chosen_candidates_where_it_has_one(binary_split):
+    X, y, X_public, X_eval = binary_split[0], binary_split[1], binary_split[2][:300], binary_split[2][300:]
+    search = _search()
+    assert hasattr(search, "decision_function")  # before the fit: every candidate has one
+    search.fit(X, y, X_public=X_public)
+    np.testing.assert_array_equal(search.decision_function(X_eval), search.best_estimator_.decision_function(X_eval))
+    cells = PrivateModelSelection([("cells", CellCountClassifier(n_cells=20))], epsilon=2.0, classes=[0, 1])
+    assert not hasattr(cells, "decision_function")
+    assert not hasattr(cells.fit(X, y, X_public=X_public), "decision_function")
+
+
 def test_a_fit_is_reproducible_with_a_seed(binary_split):
     X, y, X_public, _ = binary_split
     a, b = (_search(random_state=7).fit(X, y, X_public=X_public) for _ in range(2))
