@@ -163,19 +163,18 @@ class _InNoiseScope:
 _ENCLOSING_FIT = object()
 
 
-def check_delta_for_rows(estimator, n_private):
+def check_delta_for_rows(estimator, n_private, neighboring="replace-one"):
     """Warn (:class:`PrivacyLeakWarning`) if ``estimator.delta >= 1 / n_private``, once, from the outermost fit.
 
     ``(epsilon, delta)``-DP with ``delta >= 1/n`` allows publishing one private row in full (each with probability
     ``delta``: Dwork & Roth 2014, Sec. 2.3), so ``delta`` should be well below ``1/n``. Under add/remove
-    neighbouring (``estimator.neighboring``) the number of private rows is private, and whether the warning
+    ``neighboring`` (the relation the fit protects) the number of private rows is private, and whether the warning
     appears would depend on it (it does for a ``delta`` between ``1/(n+1)`` and ``1/n``): no warning then; the
     parameter's documentation asks for ``delta`` below ``1/n``.
     """
     delta = getattr(estimator, "delta", None)
     outermost = _OUTER_FIT.get() in (None, estimator)
-    n_is_public = getattr(estimator, "neighboring", "replace-one") != "add-remove"
-    if outermost and n_is_public and delta is not None and n_private > 0 and delta >= 1.0 / n_private:
+    if outermost and neighboring != "add-remove" and delta is not None and n_private > 0 and delta >= 1.0 / n_private:
         warnings.warn(
             f"delta={delta:g} is at least 1/n, n the number of private rows: (epsilon, delta)-DP with such a delta "
             "allows a mechanism that publishes a whole private row. Use delta well below 1/n, e.g. 1e-5 or 1/n^2.",

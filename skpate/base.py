@@ -118,11 +118,15 @@ class PrivateClassifierMixin:
         """
         self._validate_params()
         name = type(self).__name__
-        relation = getattr(self, "neighboring", "replace-one")
+        relation = self._neighboring()
         X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, name, relation)
         classes = check_classes(self.classes, y_private, name, stacklevel=4)  # the warning points at the caller
-        check_delta_for_rows(self, _num_samples(X_private))
+        check_delta_for_rows(self, _num_samples(X_private), relation)
         return X_private, y_private, X_pub, classes
+
+    def _neighboring(self):
+        """The neighbouring relation a fit protects: its ``neighboring`` parameter, else "replace-one"."""
+        return getattr(self, "neighboring", "replace-one")
 
     def planned_cost(self, n_public):
         """What a fit with these parameters will cost at most, known before it runs.

@@ -287,15 +287,15 @@ class PrivateModelSelection(PrivateClassifierMixin, ClassifierMixin, _BaseCompos
             names.append(name)
         if len(set(names)) != len(names):
             raise ValueError(f"candidate names must be unique, got {names!r}.")
-        self._neighboring()  # refuses mixed relations before any private row is read
+        # Mixed relations are refused before any private row is read.
+        if len({getattr(estimator, "neighboring", "replace-one") for _, estimator in self.candidates}) != 1:
+            raise ValueError("the candidates protect different neighbouring relations; give them all the same one.")
         return names
 
     def _neighboring(self):
-        """The neighbouring relation every candidate protects (the selection's), or a ValueError if they differ."""
-        relations = {getattr(estimator, "neighboring", "replace-one") for _, estimator in self.candidates}
-        if len(relations) != 1:
-            raise ValueError("the candidates protect different neighbouring relations; give them all the same one.")
-        return relations.pop()
+        """The neighbouring relation every candidate protects, the selection's (the candidates checked first)."""
+        self._check_candidates()
+        return getattr(self.candidates[0][1], "neighboring", "replace-one")
 
     def _plan(self, n_public, classes):
         """The candidates configured with their budgets, and the cost of them all (a priori).
@@ -435,11 +435,13 @@ class PrivateModelSelection(PrivateClassifierMixin, ClassifierMixin, _BaseCompos
 
     def _held_out(self, n_private, n_candidates, rng):
         """Which private rows the choice scores on: each held out independently, whatever its content (the split is
-        valid for either relation); none for one candidate. A split that leaves no row to fit on is refused."""
+        valid for either relation); none for one candidate. A split that leaves no row to fit on is refused, under
+        replace-one only: under add/remove the number of rows is private (that split has probability holdout^n), and
+        candidates fit on no private rows as on one."""
         if n_candidates == 1:
             return np.zeros(n_private, dtype=bool)
         held = rng.random(n_private) < self.holdout
-        if held.all():
+        if held.all() and self._neighboring() == "replace-one":
             raise ValueError(
                 f"the random split held out every private row (holdout={self.holdout:g}), leaving the "
                 "candidates none to fit on; lower holdout or pass more private rows."

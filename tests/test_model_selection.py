@@ -18,6 +18,7 @@ from skpate import (
     LNMax,
     NoisyGDClassifier,
     PATEClassifier,
+    PrivacyLeakWarning,
     PrivateModelSelection,
     RDPAccountant,
     SeededNoiseWarning,
@@ -115,6 +116,28 @@ def test_decision_function_is_the_chosen_candidates_where_it_has_one(binary_spli
     cells = PrivateModelSelection([("cells", CellCountClassifier(n_cells=20))], epsilon=2.0, classes=[0, 1])
     assert not hasattr(cells, "decision_function")
     assert not hasattr(cells.fit(X, y, X_public=X_public), "decision_function")
+
+
+def test_under_add_remove_the_selection_depends_on_no_number_of_private_rows(binary_split):
+    """Its own row split read the relation of no candidate: 0 private rows were refused, the delta warning came for
+    one of n and n + 1, and a split holding out every row (probability holdout^n) was refused for free."""
+    X, y, X_public = binary_split[0], binary_split[1], binary_split[2][:300]
+    candidates = [
+        ("linear", NoisyGDClassifier(neighboring="add-remove")),
+        ("cells", CellCountClassifier(n_cells=10, neighboring="add-remove")),
+    ]
+    for n in range(4):
+        for seed in range(10):  # at holdout 0.5, n = 1 holds out its row in half the seeds
+            search = PrivateModelSelection(
+                candidates, epsilon=2.0, delta=0.3, classes=[0, 1], holdout=0.5, random_state=seed
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", PrivacyLeakWarning)
+                search.fit(X[:n], y[:n], X_public=X_public)
+            assert search.privacy_report_.neighboring == "add-remove" and search.selected_["name"] in (
+                "linear",
+                "cells",
+            )
 
 
 def test_a_fit_is_reproducible_with_a_seed(binary_split):
