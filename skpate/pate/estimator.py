@@ -609,7 +609,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
             spent = transcript.charged(aggregator) + plan.release
             self.accountant.settle(reservation, _budget_cost(spent, grouped))
         # 5. Account for what was released; 6. set the fitted attributes.
-        report = self._account(transcript, aggregator, plan, rng)
+        report = self._account(transcript, aggregator, plan, rng, grouped)
         return self._set_fitted(data, ensemble, student, aggregator, plan, transcript, report)
 
     # --------------------------------------------------- the phases of fit
@@ -849,7 +849,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
         # A filter submits the rows in this order; otherwise all of them go, as a set.
         return rows if self.epsilon is not None else np.sort(rows)
 
-    def _account(self, transcript, aggregator, plan, rng):
+    def _account(self, transcript, aggregator, plan, rng, grouped):
         votes, answered, probas = transcript.stacked()
         report = filter_report(  # the filter ran here, so the budget guarantee is ours to give
             votes,
@@ -869,6 +869,8 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
             )
         if report.budget is None and self.epsilon is not None:  # noise calibrated to it, no filter: still the budget
             report = dataclasses.replace(report, budget=float(self.epsilon))
+        if grouped:  # the epsilon is per group: a report must not call it a guarantee for replacing one row
+            report = dataclasses.replace(report, neighboring="groups")
         return report
 
     def _set_fitted(self, data, ensemble, student, aggregator, plan, transcript, report):
@@ -948,7 +950,10 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
 
         The a-priori cost of ``min(max_queries, n_public)`` queries, all
         answered, with the sanitized release, or the ``epsilon`` budget if
-        that is smaller (planned at ``delta``). Needs no data.
+        that is smaller (planned at ``delta``). Needs no data. A fit with
+        ``groups`` costs this per group, and an accountant reserves its
+        replace-one cost (``skpate.privacy.cost.replace_one_cost(cost,
+        "add-remove")``: ``mu^2`` times 4).
 
         Parameters
         ----------

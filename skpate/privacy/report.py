@@ -30,9 +30,12 @@ class PrivacyReport:
         (or a privacy filter enforced), or the a-priori cost of what was released.
     mechanism : str
         What was released, with all its parameters (for PATE, the aggregator).
-    neighboring : {"replace-one", "add-remove"}
+    neighboring : {"replace-one", "add-remove", "groups"}
         The neighbouring relation the epsilon protects: replacing one private
-        row, or adding or removing one.
+        row, adding or removing one, or (a PATE fit with ``groups``) adding or
+        removing one group or changing any of its rows; replacing one row
+        there may change two groups, twice the Gaussian-DP ``mu`` (what an
+        accountant is charged).
     accounting : {"gdp", "pld", "rdp"}
         How ``epsilon`` was composed and converted (see
         :meth:`skpate.privacy.Cost.epsilon`): exact Gaussian DP, privacy loss
@@ -220,7 +223,8 @@ class PrivacyReport:
         lines = [
             f"Privacy report for {self.aggregator}",
             f"  queries: {self.n_queries}, answered by the teachers: {self.n_answered}",
-            f"  PUBLISH: (epsilon, delta) = ({self.epsilon:.4g}, {self.delta:g})  [{source}; {self.accounting}]",
+            f"  PUBLISH: (epsilon, delta) = ({self.epsilon:.4g}, {self.delta:g})  [{source}; {self.accounting}; "
+            f"{self.neighboring}]",
         ]
         if self.sanitization is not None:
             lines.append(

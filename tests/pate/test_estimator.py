@@ -214,9 +214,13 @@ def test_a_fit_with_groups_is_charged_its_cost_for_replacing_one_row(three_class
     assert accountant.spent_epsilon == spent(replace_one) > spent(per_group)
     (entry,) = accountant.history()
     assert "per-group cost, charged for replacing one row" in entry["label"]
+    # The published epsilon is per group, and says so (it said replace-one).
+    assert pate.privacy_report_.neighboring == "groups" and "groups]" in str(pate.privacy_report_)
+    assert pate.privacy_report_.publishable()["neighboring"] == "groups"
     without_groups = RDPAccountant(epsilon=20.0, delta=1e-5)
     pate = small_pate(aggregator=aggregator, accountant=without_groups, max_queries=20).fit(X, y, X_public=X_public)
     assert without_groups.spent_epsilon == spent(pate.privacy_report_.cost)  # as it was
+    assert pate.privacy_report_.neighboring == "replace-one"
 
 
 def test_a_sanitized_release_with_groups_is_refused_before_a_budget_for_rows(three_class_split):
