@@ -59,16 +59,16 @@ class StudentInClasses(PublishedModelMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The student's predictions (a class it saw)."""
-        return self.student.predict(X)
+        return self.student.predict(self._features(X))
 
     @available_if(lambda self: hasattr(self.student, "decision_function") and _sees_every_class(self))
     def decision_function(self, X):
         """The student's decision function, when it saw every class (its columns are then ``classes_``)."""
-        return self.student.decision_function(X)
+        return self.student.decision_function(self._features(X))
 
     def predict_proba(self, X):
         """The student's probabilities, a column per class of ``classes``."""
-        return proba_in_classes(self.student, X, self.classes_)
+        return proba_in_classes(self.student, self._features(X), self.classes_)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba` (``-inf`` for the classes the student never saw)."""

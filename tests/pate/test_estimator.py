@@ -318,6 +318,34 @@ def test_an_exported_student_keeps_a_column_for_each_class_it_never_saw(binary_s
         model.fit(X, y)
 
 
+class NearestMean(ClassifierMixin, BaseEstimator):
+    """A student that reads its rows by position: it records no column names of its own."""
+
+    def fit(self, X, y):
+        X = np.asarray(X, dtype=float)
+        self.classes_ = np.unique(y)
+        self.means_ = np.array([X[y == label].mean(axis=0) for label in self.classes_])
+        return self
+
+    def predict(self, X):
+        distances = ((np.asarray(X, dtype=float)[:, None, :] - self.means_) ** 2).sum(axis=-1)
+        return self.classes_[distances.argmin(axis=1)]
+
+
+def test_the_exported_student_refuses_the_columns_the_estimator_refuses(three_class_split):
+    """It recorded the estimator's columns but did not check them: a positional student read reordered ones."""
+    X, y, X_public, _ = three_class_split
+    columns = [f"x{j}" for j in range(X.shape[1])]
+    frame, public = pd.DataFrame(X, columns=columns), pd.DataFrame(X_public, columns=columns)
+    clf = small_pate(student=NearestMean()).fit(frame, y, X_public=public)
+    model = clf.export_model()
+    np.testing.assert_array_equal(model.predict(public), clf.predict(public))
+    for wrong in (public[columns[::-1]], public.iloc[:, :-1]):
+        for predictor in (clf, model):
+            with pytest.raises(ValueError, match="feature names|features"):
+                predictor.predict(wrong)
+
+
 def test_string_labels_and_dataframes(three_class_split):
     X, y, X_pub, y_pub = three_class_split
     names = np.array(["cat", "dog", "eel"])
