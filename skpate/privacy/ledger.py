@@ -47,7 +47,8 @@ LOCK_TIMEOUT = 60.0
 class LedgerLockTimeoutError(TimeoutError):
     """Another process held the lock on a dataset's budget longer than ``LOCK_TIMEOUT`` (60 s).
 
-    The transaction that waited was rolled back: nothing was charged or closed. Retry; if it lasts, a
+    The transaction that waited was rolled back: nothing was charged, and a reservation it was to close stays
+    open, charged in full. Retry; if it lasts, a
     process is stopped inside a ledger transaction (a debugger, ``SIGSTOP``, a hung client).
     """
 
@@ -142,6 +143,12 @@ def _text(vector):
 def _visible(name):
     """``name`` without control or invisible characters (Unicode Cc, Cf) and surrounding whitespace."""
     return "".join(c for c in name if unicodedata.category(c) not in ("Cc", "Cf")).strip()
+
+
+def _name_key(name):
+    """What two names that look alike share: visible characters, Unicode compatibility forms (NFKC: composed accents,
+    fullwidth letters, a no-break space), case folded. Letters of other scripts that look alike are not matched."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", _visible(name)).casefold())
 
 
 def _charge(text, size):
@@ -268,8 +275,10 @@ class PrivacyLedger(BudgetAccountant):
             raise LedgerLockTimeoutError(
                 f"dataset {self.dataset!r}: another process holds the lock on its budget in the ledger {self} and "
                 f"kept it for {LOCK_TIMEOUT:g} s (a fit reserving or settling, or a process stopped inside its "
-                "reservation); nothing was charged. Please retry; if it lasts, find that process: by the host and pid "
-                "of ledger.pending() or history() (stopped while settling), or on PostgreSQL in pg_stat_activity "
+                "reservation); this transaction changed nothing (a reservation was not made; a reservation being "
+                "settled or resolved stays open, charged in full). Please retry; if it lasts, find that process: by "
+                "the host and pid of ledger.pending() or history() (stopped while settling), or on PostgreSQL in "
+                "pg_stat_activity "
                 "(a session 'idle in transaction')."
             ) from exc
 
@@ -353,8 +362,8 @@ class PrivacyLedger(BudgetAccountant):
                 conn.exec_driver_sql("LOCK TABLE skpate_budgets IN SHARE ROW EXCLUSIVE MODE")
             # "Adult" for "adult" would be a fresh full budget for the same private data.
             names = conn.execute(select(budgets.c.dataset)).scalars()
-            key = _visible(self.dataset).casefold()
-            similar = [name for name in names if _visible(name).casefold() == key]
+            key = _name_key(self.dataset)
+            similar = [name for name in names if _name_key(name) == key]
             if similar:
                 raise (ValueError if create else LookupError)(
                     f"the ledger {self} has no budget for dataset {self.dataset!r} but one for {similar[0]!r}: did "
@@ -415,6 +424,9 @@ class PrivacyLedger(BudgetAccountant):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        # The filters from the budget's numbers: a pickle of an earlier version holds fewer filters than this one.
+        kept = self._budget
+        self._budget = BudgetFilters(kept.epsilon, kept.delta, kept.orders, owner="PrivacyLedger")
         self.epsilon, self.delta, self.orders = self._budget.epsilon, self._budget.delta, self._budget.orders
         self._engine, self._engine_pid = None, None
 

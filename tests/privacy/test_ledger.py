@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import unicodedata
 import uuid
 from contextlib import contextmanager
 
@@ -285,6 +286,35 @@ def test_a_name_that_differs_from_a_budgets_only_in_case_is_refused(ledger_url, 
     assert PrivacyLedger(ledger_url, dataset=name + "-2", epsilon=1.0, delta=1e-5).epsilon == 1.0  # a new name
     with pytest.raises(LookupError, match=f"did you mean {re.escape(repr(name))}"):  # whitespace: the same hint
         PrivacyLedger(ledger_url, dataset=f" {name.upper()}\u200b")
+
+
+def test_names_in_other_unicode_forms_of_the_same_text_are_look_alikes(ledger_url, dataset_name):
+    """'café' composed and decomposed (macOS file names are decomposed), fullwidth letters and a no-break space
+    made separate budgets: names compare in NFKC, case folded."""
+    name = f"café adult-{dataset_name}"
+    PrivacyLedger(ledger_url, dataset=name, epsilon=1.0, delta=1e-5)
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) if "a" <= c <= "z" else c for c in "adult")
+    for other in (
+        unicodedata.normalize("NFD", name),
+        name.replace(" ", "\u00a0"),
+        name.replace("adult", fullwidth),
+    ):
+        assert other != name
+        with pytest.raises(ValueError, match=f"did you mean {re.escape(repr(name))}"):
+            PrivacyLedger(ledger_url, dataset=other, epsilon=1.0, delta=1e-5)
+    assert PrivacyLedger(ledger_url, dataset=name).epsilon == 1.0
+
+
+def test_a_pickle_of_an_earlier_version_charges_with_this_versions_filters(ledger_url, dataset_name):
+    """A ledger pickled by the version before the pure-DP filter held one filter fewer: reserve broke on shapes."""
+    ledger = PrivacyLedger(ledger_url, dataset=dataset_name, epsilon=2.0, delta=1e-5)
+    state = ledger.__getstate__()
+    old = copy.copy(state["_budget"])
+    old.limits = old.limits[:-1]  # what the earlier version pickled
+    restored = PrivacyLedger.__new__(PrivacyLedger)
+    restored.__setstate__({**state, "_budget": old})
+    restored.reserve(Cost(pure=((0.5, 1),)), label="fit")
+    assert restored.spent_epsilon == ledger.spent_epsilon == 0.5
 
 
 def test_a_budget_created_before_the_name_rule_still_opens_by_its_exact_name(ledger_url, dataset_name, monkeypatch):
