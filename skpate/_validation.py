@@ -167,14 +167,14 @@ def check_delta_for_rows(estimator, n_private, neighboring="replace-one"):
     """Warn (:class:`PrivacyLeakWarning`) if ``estimator.delta >= 1 / n_private``, once, from the outermost fit.
 
     ``(epsilon, delta)``-DP with ``delta >= 1/n`` allows publishing one private row in full (each with probability
-    ``delta``: Dwork & Roth 2014, Sec. 2.3), so ``delta`` should be well below ``1/n``. Under add/remove
-    ``neighboring`` (the relation the fit protects) the number of private rows is private, and whether the warning
+    ``delta``: Dwork & Roth 2014, Sec. 2.3), so ``delta`` should be well below ``1/n``. Under add/remove (or PATE's
+    ``"groups"``) ``neighboring`` the number of private rows is private, and whether the warning
     appears would depend on it (it does for a ``delta`` between ``1/(n+1)`` and ``1/n``): no warning then; the
     parameter's documentation asks for ``delta`` below ``1/n``.
     """
     delta = getattr(estimator, "delta", None)
     outermost = _OUTER_FIT.get() in (None, estimator)
-    if outermost and neighboring != "add-remove" and delta is not None and n_private > 0 and delta >= 1.0 / n_private:
+    if outermost and neighboring == "replace-one" and delta is not None and n_private > 0 and delta >= 1.0 / n_private:
         warnings.warn(
             f"delta={delta:g} is at least 1/n, n the number of private rows: (epsilon, delta)-DP with such a delta "
             "allows a mechanism that publishes a whole private row. Use delta well below 1/n, e.g. 1e-5 or 1/n^2.",
@@ -339,7 +339,7 @@ def split_private_public(X, y, X_public, classes, name, neighboring="replace-one
     Public rows come either as ``X_public`` or as rows of ``X`` labeled ``-1`` (:func:`public_rows`), never
     both. Errors name the estimator ``name`` and the fix, and quote no label. Under ``neighboring="add-remove"``
     with public ``classes``, no private rows at all is a dataset like any other: it is the neighbour of a
-    dataset of one row, and refusing one but not the other would tell them apart.
+    dataset of one row, and refusing one but not the other would tell them apart; so with ``"groups"`` (PATE's).
 
     Returns
     -------
@@ -350,7 +350,7 @@ def split_private_public(X, y, X_public, classes, name, neighboring="replace-one
             f"{name} requires y to be passed, but the target y is None: label the private rows "
             "and mark public rows with -1 (or pass X_public)."
         )
-    empty_ok = neighboring == "add-remove" and classes is not None
+    empty_ok = neighboring != "replace-one" and classes is not None
     X = check_rows(X, allow_empty=empty_ok)
     for rows in (X, X_public):  # a frame's column names of mixed types are refused here, before the budget
         if rows is not None:
@@ -556,13 +556,16 @@ def transform_private(transformer, X, name, what=None, width=None):
     what : str, default=None
         The step; None: the transformer's class name.
     width : int, default=None
-        The number of columns of the public rows' output; None: not checked.
+        The number of columns of the public rows' output; None: not checked. With it, no rows come out as an
+        empty ``(0, width)`` array.
 
     Returns
     -------
     Z : {ndarray, sparse matrix}
     """
     what = f"the preprocessor ({type(transformer).__name__})" if what is None else what
+    if width is not None and _num_samples(X) == 0:  # no private rows (add/remove): scikit-learn's steps refuse 0 rows
+        return np.empty((0, width))
     Z = on_private_rows(name, what, transformer.transform, X, stacklevel=3)
     if width is not None and (np.ndim(Z) != 2 or np.shape(Z)[1] != width):
         raise ValueError(

@@ -257,6 +257,12 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
             return tuple(self.candidates)
         return None
 
+    def _neighboring(self):
+        """The relation the fit protects: replace-one for the default learners, else the candidates' (checked)."""
+        if self._learners() is not None:
+            return "replace-one"
+        return PrivateModelSelection(self.candidates)._neighboring()
+
     def _per_candidate_preprocessing(self):
         """The default candidates with the default preprocessing: each candidate carries its own."""
         return isinstance(self.preprocessor, str) and self.preprocessor == "auto" and self._learners() is not None
@@ -339,7 +345,7 @@ class PrivateClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator):
         self._say(f"fitting {count} under epsilon {float(self.epsilon):g} at delta {float(self.delta):g}")
         # Reserved before the first private row is read, the preprocessing of the private rows included: its
         # failure depends on them, so it is paid for like the fit.
-        with charged(self.accountant, cost, label=f"{name}: {count}", estimator=self):
+        with charged(self.accountant, cost, f"{name}: {count}", self, self._neighboring()):
             Z_private = X_private
             if preprocessor is not None:
                 Z_private = transform_private(preprocessor, X_private, name, width=np.shape(Z_public)[1])

@@ -59,6 +59,14 @@ from .privacy.selection import exponential_mechanism, gdp_pure_epsilon, held_out
 __all__ = ["PrivateModelSelection", "grid_candidates", "sampled_candidates"]
 
 
+def _relation(estimator):
+    """The neighbouring relation a private estimator protects: its own answer (a nested selection's is its
+    candidates'), else its ``neighboring`` parameter, else replace-one."""
+    if hasattr(estimator, "_neighboring"):
+        return estimator._neighboring()
+    return getattr(estimator, "neighboring", "replace-one")
+
+
 def _chosen_has(selection, method):
     """``available_if`` check: the chosen candidate has ``method``; before a fit, every candidate has it."""
     if hasattr(selection, "best_estimator_"):
@@ -288,14 +296,14 @@ class PrivateModelSelection(PrivateClassifierMixin, ClassifierMixin, _BaseCompos
         if len(set(names)) != len(names):
             raise ValueError(f"candidate names must be unique, got {names!r}.")
         # Mixed relations are refused before any private row is read.
-        if len({getattr(estimator, "neighboring", "replace-one") for _, estimator in self.candidates}) != 1:
+        if len({_relation(estimator) for _, estimator in self.candidates}) != 1:
             raise ValueError("the candidates protect different neighbouring relations; give them all the same one.")
         return names
 
     def _neighboring(self):
         """The neighbouring relation every candidate protects, the selection's (the candidates checked first)."""
         self._check_candidates()
-        return getattr(self.candidates[0][1], "neighboring", "replace-one")
+        return _relation(self.candidates[0][1])
 
     def _plan(self, n_public, classes):
         """The candidates configured with their budgets, and the cost of them all (a priori).

@@ -19,12 +19,14 @@ from skpate import (
     NoisyGDClassifier,
     PATEClassifier,
     PrivacyLeakWarning,
+    PrivateClassifier,
     PrivateModelSelection,
     RDPAccountant,
     SeededNoiseWarning,
     grid_candidates,
 )
 from skpate.privacy import Cost, gdp_epsilon, gdp_mu
+from skpate.privacy.cost import replace_one_cost
 
 
 def _noise(Z):
@@ -138,6 +140,36 @@ def test_under_add_remove_the_selection_depends_on_no_number_of_private_rows(bin
                 "linear",
                 "cells",
             )
+
+
+@pytest.mark.parametrize("outer", ["selection", "one call", "nested selection"])
+def test_add_remove_candidates_are_charged_their_replace_one_cost_however_they_are_wrapped(binary_split, outer):
+    """PrivateClassifier charged add-remove candidates their own mu^2 (1.05 for 2.24) and a nested selection of
+    them counted as replace-one (so a mix with replace-one candidates went through)."""
+    X, y, X_public = binary_split[0], binary_split[1], binary_split[2][:300]
+
+    def candidates():
+        return [("gd", NoisyGDClassifier(neighboring="add-remove", n_iter=3))]
+
+    def wrapped(accountant):
+        params = dict(epsilon=1.0, classes=[0, 1], accountant=accountant, random_state=0)
+        if outer == "one call":
+            return PrivateClassifier(candidates=candidates(), preprocessor="passthrough", **params)
+        if outer == "nested selection":
+            return PrivateModelSelection([("inner", PrivateModelSelection(candidates()))], **params)
+        return PrivateModelSelection(candidates(), **params)
+
+    accountant = RDPAccountant(epsilon=10.0, delta=1e-5)
+    model = wrapped(accountant).fit(X, y, X_public=X_public)
+    direct = RDPAccountant(epsilon=10.0, delta=1e-5)
+    direct.reserve(replace_one_cost(model.privacy_report_.cost, "add-remove"))
+    assert model.privacy_report_.neighboring == "add-remove"
+    assert accountant.spent_epsilon == direct.spent_epsilon > 2 * model.privacy_spent_[0]
+    wrapped(None).fit(X[:0], y[:0], X_public=X_public)  # no private rows: fitted as one row would be
+    if outer == "nested selection":
+        mixed = [("inner", PrivateModelSelection(candidates())), ("gd", NoisyGDClassifier())]
+        with pytest.raises(ValueError, match="different neighbouring relations"):
+            PrivateModelSelection(mixed, classes=[0, 1]).fit(X, y, X_public=X_public)
 
 
 def test_a_fit_is_reproducible_with_a_seed(binary_split):

@@ -616,8 +616,10 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
 
     def _validate_inputs(self, X, y, X_public, groups):
         _check_classifiers(self.estimator, self.student)  # the parameters only: before any row is read
-        X = check_rows(X)
-        X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, "PATEClassifier")
+        # With groups, the number of private rows is private: none at all is refused as too few groups, charged.
+        relation = "replace-one" if groups is None else "groups"
+        X = check_rows(X, allow_empty=groups is not None and self.classes is not None)
+        X_private, y_private, X_pub = split_private_public(X, y, X_public, self.classes, "PATEClassifier", relation)
         # Floats beyond float32's range are set to its ends: tree teachers would refuse them (numbers_within_float32).
         X_private, X_pub = numbers_within_float32(X_private), numbers_within_float32(X_pub)
         if groups is not None:
@@ -627,7 +629,7 @@ class PATEClassifier(PrivateClassifierMixin, MetaEstimatorMixin, ClassifierMixin
                 raise ValueError("groups must have one entry per row of X (private and public), got another length.")
             groups = groups[~public_rows(y, self.classes)]
         classes = check_classes(self.classes, y_private, "PATEClassifier", stacklevel=5)  # past the noise scope
-        check_delta_for_rows(self, y_private.shape[0])
+        check_delta_for_rows(self, y_private.shape[0], relation)
         n_teachers = self.resolve_n_teachers(classes.size)
         if self._reuses_teachers(n_teachers):
             self._check_warm_start(classes, y_private.shape[0], groups is not None, X_pub)

@@ -49,8 +49,6 @@ def private_features(preprocessor, X_private, Z_public, name="the estimator"):
     """
     if preprocessor is None:
         return X_private
-    if _num_samples(X_private) == 0:  # an empty private set (add/remove): scikit-learn's steps refuse 0 rows
-        return Z_public[:0]
     return transform_private(preprocessor, X_private, name, width=np.shape(Z_public)[1])
 
 

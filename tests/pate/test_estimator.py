@@ -223,6 +223,26 @@ def test_a_fit_with_groups_is_charged_its_cost_for_replacing_one_row(three_class
     assert pate.privacy_report_.neighboring == "replace-one"
 
 
+def test_with_groups_no_output_depends_on_the_number_of_private_rows(three_class_split):
+    """Groups may be added or removed, so the number of rows is private: no private rows at all was refused for
+    free (a dataset of one group is refused after the budget), and the delta >= 1/n warning came for n, not n - 1."""
+    X, y, X_public, _ = three_class_split
+    for n in (0, 1):  # one group is fewer groups than teachers: both refused, both charged
+        accountant = RDPAccountant(epsilon=100.0, delta=1e-5)
+        with pytest.raises(ValueError, match="exceeds the number of groups"):
+            small_pate(accountant=accountant, max_queries=10).fit(X[:n], y[:n], X_public=X_public, groups=np.arange(n))
+        assert accountant.n_fits == 1
+    n = 300
+    for rows in (n - 1, n):  # delta between 1/n and 1/(n-1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PrivacyLeakWarning)
+            small_pate(delta=1 / (n - 0.5), max_queries=10).fit(
+                X[:rows], y[:rows], X_public=X_public, groups=np.arange(rows) // 3
+            )
+    with pytest.warns(PrivacyLeakWarning, match="at least 1/n"):  # without groups the number of rows is public
+        small_pate(delta=1 / (n - 0.5), max_queries=10).fit(X[:n], y[:n], X_public=X_public)
+
+
 def test_a_sanitized_release_with_groups_is_refused_before_a_budget_for_rows(three_class_split):
     X, y, X_public, _ = three_class_split
     accountant = RDPAccountant(epsilon=20.0, delta=1e-5)
