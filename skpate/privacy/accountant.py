@@ -131,6 +131,13 @@ class BudgetFilters:
     def names(self):
         return ["gdp"] + [f"rdp({order:g})" for order in self.orders] + ["pure"]
 
+    def stored(self, vector, fill):
+        """A vector over the filters kept by an earlier version, one filter short (before the pure-DP filter), over
+        this version's filters: the missing entry is ``fill`` (``inf`` for a charge: no pure part; ``False`` for a
+        filter in force: not in force)."""
+        vector = np.asarray(vector)
+        return np.append(vector, fill) if vector.size == self.size - 1 else vector
+
     def charge(self, cost):
         """The charge vector of ``cost``: ``mu^2`` (``inf`` if any part is not Gaussian), RDP per order, then its
         pure epsilon by basic composition (``inf`` if any part is not pure)."""
@@ -265,6 +272,11 @@ def _restore(uid, state):
         return live
     copy = RDPAccountant.__new__(RDPAccountant)
     copy.__dict__.update(state)
+    # The filters from the budget's numbers, and its vectors over them: a pickle of an earlier version has fewer.
+    kept = copy._budget
+    copy._budget = BudgetFilters(kept.epsilon, kept.delta, kept.orders)
+    copy._alive = copy._budget.stored(copy._alive, False).astype(bool)
+    copy._charges = [copy._budget.stored(charge, np.inf).astype(float) for charge in copy._charges]
     copy._lock = threading.Lock()
     copy._read_only = True
     return copy

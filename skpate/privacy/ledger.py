@@ -151,18 +151,6 @@ def _name_key(name):
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", _visible(name)).casefold())
 
 
-def _charge(text, size):
-    """A stored charge vector; one stored before the pure-DP filter was added (one entry short) has no pure part."""
-    vector = _vector(text)
-    return np.append(vector, np.inf) if vector.size == size - 1 else vector
-
-
-def _alive(text, size):
-    """A budget's filters in force; in a budget created before the pure-DP filter, that filter is not."""
-    alive = json.loads(text)
-    return np.asarray(alive + [False] * (size - len(alive)), dtype=bool)
-
-
 def _filters(row):
     return BudgetFilters(row.epsilon, row.delta, _vector(row.orders), owner="PrivacyLedger")
 
@@ -441,9 +429,15 @@ class PrivacyLedger(BudgetAccountant):
 
     def _state(self, conn, row):
         rows = conn.execute(select(charges.c.charge).where(charges.c.dataset == self.dataset)).all()
-        size = self._budget.size
-        spent = np.sum([_charge(r.charge, size) for r in rows], axis=0) if rows else np.zeros(size)
-        return spent, _alive(row.alive, size), len(rows)
+        stored = self._budget.stored  # a budget stored before the pure-DP filter: its charges have no pure part
+        spent = (
+            np.sum([stored(_vector(r.charge), np.inf) for r in rows], axis=0) if rows else np.zeros(self._budget.size)
+        )
+        return spent, self._alive(row), len(rows)
+
+    def _alive(self, row):
+        """The filters in force; in a budget stored before the pure-DP filter, that filter is not."""
+        return self._budget.stored(json.loads(row.alive), False).astype(bool)
 
     @property
     def spent_epsilon(self):
@@ -456,7 +450,7 @@ class PrivacyLedger(BudgetAccountant):
     def filters(self):
         """The filters still in force (``"gdp"``, ``"rdp(order)"``)."""
         with self._transaction(write=False) as (_, row):
-            alive = _alive(row.alive, self._budget.size)
+            alive = self._alive(row)
         return [name for name, keep in zip(self._budget.names, alive) if keep]
 
     def history(self):
@@ -557,7 +551,7 @@ class PrivacyLedger(BudgetAccountant):
             raise IndexError(f"no reservation {reservation!r} for dataset {self.dataset!r} in the ledger {self}.")
         if row.status != "reserved":
             raise ValueError(f"reservation {reservation} is already {row.status}; a charge is closed once.")
-        return _charge(row.reserved, self._budget.size)
+        return self._budget.stored(_vector(row.reserved), np.inf)
 
     def _close(self, reservation, charge, status):
         """Close an open reservation at ``charge`` (None: at the reservation itself), in one transaction."""
