@@ -60,11 +60,9 @@ __all__ = ["PrivateModelSelection", "grid_candidates", "sampled_candidates"]
 
 
 def _relation(estimator):
-    """The neighbouring relation a private estimator protects: its own answer (a nested selection's is its
-    candidates'), else its ``neighboring`` parameter, else replace-one."""
-    if hasattr(estimator, "_neighboring"):
-        return estimator._neighboring()
-    return getattr(estimator, "neighboring", "replace-one")
+    """The neighbouring relation a candidate protects (a nested selection's is its candidates'); a candidate that is
+    no private skpate estimator is refused by ``_check_candidates``, with the fix."""
+    return estimator._neighboring() if hasattr(estimator, "_neighboring") else "replace-one"
 
 
 def _chosen_has(selection, method):

@@ -211,7 +211,7 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         self._check_public(n_public)
         cost, plan = self._plan(n_public, classes)  # a priori, before any private row is read
         public = self._fit_public(X_pub, name)  # before the budget too: a refusal on the public rows costs nothing
-        relation = getattr(self, "neighboring", "replace-one")
+        relation = self._neighboring()
         with charged(self.accountant, cost, f"{name}: {n_public} public rows", self, relation):
             rng = check_noise_generator(self.random_state)
             self._fit_pool(X_private, y_private, X_pub, public, classes, rng, plan)
@@ -219,7 +219,7 @@ class BasePoolClassifier(PrivateClassifierMixin, ClassifierMixin, BaseEstimator,
         self.model_._record_columns(self)  # the published model refuses other columns too
         self.classes_ = classes
         self.privacy_report_ = PrivacyReport.from_cost(
-            cost, self.delta, mechanism=self._mechanism(), neighboring=getattr(self, "neighboring", "replace-one"),
+            cost, self.delta, mechanism=self._mechanism(), neighboring=relation,
             budget=self.epsilon, guarantee=self._guarantee,
         )  # fmt: skip
         self.privacy_spent_ = (self.privacy_report_.epsilon, self.privacy_report_.delta)
