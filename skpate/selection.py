@@ -413,7 +413,8 @@ class PrivateModelSelection(PrivateClassifierMixin, ClassifierMixin, _BaseCompos
         for _, candidate in planned:  # before the budget too: a refusal on the public rows costs nothing
             candidate.check_public(X_pub)
         rng = check_noise_generator(self.random_state)
-        held = self._held_out(_num_samples(X_private), len(planned), rng)  # blind to the rows: before the budget
+        # Blind to the rows: before the budget.
+        held = self._held_out(_num_samples(X_private), len(planned), neighboring, rng)
         with charged(self.accountant, total, f"{name}: {len(planned)} candidates", self, neighboring):
             self._select(X_private, y_private, X_pub, planned, total, neighboring, rng, held)
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
@@ -439,7 +440,7 @@ class PrivateModelSelection(PrivateClassifierMixin, ClassifierMixin, _BaseCompos
         self.privacy_spent_ = (self.privacy_report_.epsilon, self.privacy_report_.delta)
         return self
 
-    def _held_out(self, n_private, n_candidates, rng):
+    def _held_out(self, n_private, n_candidates, neighboring, rng):
         """Which private rows the choice scores on: each held out independently, whatever its content (the split is
         valid for either relation); none for one candidate. A split that leaves no row to fit on is refused, under
         replace-one only: under add/remove the number of rows is private (that split has probability holdout^n), and
@@ -447,7 +448,7 @@ class PrivateModelSelection(PrivateClassifierMixin, ClassifierMixin, _BaseCompos
         if n_candidates == 1:
             return np.zeros(n_private, dtype=bool)
         held = rng.random(n_private) < self.holdout
-        if held.all() and self._neighboring() == "replace-one":
+        if held.all() and neighboring == "replace-one":
             raise ValueError(
                 f"the random split held out every private row (holdout={self.holdout:g}), leaving the "
                 "candidates none to fit on; lower holdout or pass more private rows."
